@@ -1,0 +1,385 @@
+"""The Qt-side model: owns the session, its cached trace and the undo stack.
+
+Views never write arrays. They call the methods here, each of which pushes a
+QUndoCommand whose redo() performs the change; the document then emits one signal per
+kind of change (values, shape, config, tokens, view) and only when something really
+changed. Recomputation is coalesced: any number of edits in one event-loop turn cost one
+incremental refresh and one `traceChanged`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from mha_gui.engine.config import Config
+from mha_gui.engine.forward import Trace
+from mha_gui.engine.incremental import IncrementalTrace
+from mha_gui.engine.parameters import Parameters, random_parameters, resize_parameters
+from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
+from mha_gui.engine.session import Session, ViewState, default_tokens, load_session, save_session
+from mha_gui.engine.stages import STAGES
+from mha_gui.engine.values import parse_value
+
+# Parameters whose first axis is a head (or K/V group) index.
+HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+class SetValuesCommand(QUndoCommand):
+    """Write a block of one matrix. Successive scrub steps on one cell merge into one."""
+
+    MERGE_ID = 0x4D4841
+
+    def __init__(
+        self, doc: Document, name: str, index: tuple, new: np.ndarray, text: str, merge_key=None
+    ):
+        super().__init__(text)
+        self.doc, self.name, self.index = doc, name, index
+        self.old = np.array(doc.session.params.as_dict()[name][index], copy=True)
+        self.new = np.array(new, dtype=np.float64, copy=True)
+        self.merge_key = merge_key
+
+    def id(self) -> int:  # noqa: A003 - Qt's name
+        return self.MERGE_ID if self.merge_key is not None else -1
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+        if not isinstance(other, SetValuesCommand) or other.merge_key != self.merge_key:
+            return False
+        if other.name != self.name or other.index != self.index:
+            return False
+        self.new = other.new
+        return True
+
+    def redo(self) -> None:
+        self.doc._write(self.name, self.index, self.new)
+
+    def undo(self) -> None:
+        self.doc._write(self.name, self.index, self.old)
+
+
+class ReplaceSessionCommand(QUndoCommand):
+    """Swap the whole session (dimension change, randomize, reset, tokens added)."""
+
+    def __init__(self, doc: Document, new: Session, text: str):
+        super().__init__(text)
+        self.doc = doc
+        self.old = doc.session.copy()
+        self.new = new.copy()
+
+    def redo(self) -> None:
+        self.doc._replace(self.new.copy())
+
+    def undo(self) -> None:
+        self.doc._replace(self.old.copy())
+
+
+class SetTokensCommand(QUndoCommand):
+    def __init__(self, doc: Document, tokens: list[str], text: str):
+        super().__init__(text)
+        self.doc = doc
+        self.old = list(doc.session.tokens)
+        self.new = list(tokens)
+
+    def redo(self) -> None:
+        self.doc._set_tokens(self.new)
+
+    def undo(self) -> None:
+        self.doc._set_tokens(self.old)
+
+
+class Document(QObject):
+    valuesChanged = Signal(str)  # a matrix's numbers changed (its name)
+    shapeChanged = Signal()  # some array changed shape: views rebuild their models
+    configChanged = Signal()  # any config field changed (causal, scale, bias, dims…)
+    tokensChanged = Signal()
+    viewChanged = Signal()  # stage, inspected head or query token
+    traceChanged = Signal(object)  # recomputed: set of query heads that changed, None = all
+    fileStateChanged = Signal()  # path or modified flag
+
+    def __init__(self, session: Session | None = None, parent: QObject | None = None):
+        super().__init__(parent)
+        self.session = session if session is not None else load_preset(DEFAULT_PRESET)
+        self.preset_name: str | None = DEFAULT_PRESET if session is None else None
+        self.path: Path | None = None
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self.fileStateChanged)
+        self._engine = IncrementalTrace(self.session)
+        self._changed_heads: set[int] | None = set()
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._flush)
+        self.recompute_count = 0
+        self._engine.refresh()
+
+    # ------------------------------------------------------------------ reading ----
+    @property
+    def config(self) -> Config:
+        return self.session.config
+
+    @property
+    def tokens(self) -> list[str]:
+        return list(self.session.tokens)
+
+    @property
+    def view(self) -> ViewState:
+        return self.session.view
+
+    def matrix(self, name: str) -> np.ndarray:
+        """A read-only view of a parameter (X, W_Q, …); write through the set_* methods."""
+        return _readonly(self.session.params.as_dict()[name])
+
+    def trace(self) -> Trace:
+        """The up-to-date trace; refreshes now if edits are pending (the signal still comes)."""
+        if self._engine.is_dirty:
+            self._refresh()
+        return self._engine.trace
+
+    @property
+    def is_modified(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    @property
+    def display_name(self) -> str:
+        if self.path is not None:
+            return self.path.name
+        return f"{self.preset_name} (preset)" if self.preset_name else "untitled"
+
+    # ------------------------------------------------------------------ editing ----
+    def set_value(self, name: str, index: tuple, value, merge_key=None) -> bool:
+        """Set one cell from a number or text; False (nothing changes) if not acceptable.
+
+        Raises nothing for bad text: the caller asks `check_value` for the reason.
+        """
+        try:
+            number = parse_value(value)
+        except ValueError:
+            return False
+        current = self.session.params.as_dict()[name][index]
+        if float(current) == number:
+            return True
+        label = f"Edit {name}{list(index)}" if merge_key is None else f"Scrub {name}{list(index)}"
+        self.undo_stack.push(
+            SetValuesCommand(self, name, tuple(index), np.float64(number), label, merge_key)
+        )
+        return True
+
+    @staticmethod
+    def check_value(value) -> str | None:
+        """Why `value` would be refused, or None if it is acceptable."""
+        try:
+            parse_value(value)
+        except ValueError as exc:
+            return str(exc)
+        return None
+
+    def set_block(
+        self,
+        name: str,
+        head: int | None,
+        row: int,
+        col: int,
+        block: np.ndarray,
+        label: str = "Paste",
+    ) -> None:
+        """Write a 2-D block at (row, col) of a matrix (of `head`'s slice for W_Q/K/V).
+
+        Raises ValueError, changing nothing, if the block does not fit or holds bad values.
+        """
+        full = self.session.params.as_dict()[name]
+        target = full[head] if head is not None else full
+        block = np.atleast_2d(np.asarray(block, dtype=np.float64))
+        if target.ndim == 1:
+            target = target[None, :]
+        rows, cols = target.shape
+        if row < 0 or col < 0 or row + block.shape[0] > rows or col + block.shape[1] > cols:
+            raise ValueError(
+                f"a {block.shape[0]}×{block.shape[1]} block does not fit in {name} "
+                f"({rows}×{cols}) at row {row + 1}, column {col + 1}"
+            )
+        for v in block.flat:
+            parse_value(float(v))
+        if full.ndim == 1:
+            index: tuple = (slice(col, col + block.shape[1]),)
+            block = block[0]
+        else:
+            index = (slice(row, row + block.shape[0]), slice(col, col + block.shape[1]))
+            if head is not None:
+                index = (head, *index)
+        if np.array_equal(full[index], block):
+            return
+        self.undo_stack.push(SetValuesCommand(self, name, index, block, f"{label} into {name}"))
+
+    def set_matrix(self, name: str, value: np.ndarray, label: str | None = None) -> None:
+        full = self.session.params.as_dict()[name]
+        value = np.asarray(value, dtype=np.float64)
+        if value.shape != full.shape:
+            raise ValueError(f"{name} has shape {full.shape}, got {value.shape}")
+        if np.array_equal(value, full):
+            return
+        self.undo_stack.push(
+            SetValuesCommand(self, name, (Ellipsis,), value, label or f"Set {name}")
+        )
+
+    def set_tokens(self, tokens: list[str]) -> None:
+        from mha_gui.engine.session import validate_tokens
+
+        tokens = validate_tokens(list(tokens), self.config.n)
+        if tokens != self.session.tokens:
+            self.undo_stack.push(SetTokensCommand(self, tokens, "Rename tokens"))
+
+    def set_token(self, i: int, text: str) -> None:
+        tokens = self.tokens
+        tokens[i] = str(text).strip()
+        self.set_tokens(tokens)
+
+    def set_config(
+        self, config: Config | None = None, label: str = "Change dimensions", **changes
+    ) -> None:
+        """Change dimensions or switches as one undo step, keeping every overlapping value.
+
+        Raises ValueError (nothing changes) for impossible combinations.
+        """
+        old = self.config
+        new = (config or old).with_changes(**changes) if changes else (config or old)
+        if new == old:
+            return
+        params = self.session.params
+        if new.parameter_shapes() != old.parameter_shapes():
+            params = resize_parameters(params, old, new, seed=new.n * 131 + new.d_model)
+        tokens = self.tokens[: new.n] + default_tokens(new.n)[len(self.tokens[: new.n]) :]
+        view = ViewState(
+            self.view.stage, min(self.view.head, new.h - 1), min(self.view.query, new.n - 1)
+        )
+        session = Session(new, tokens, params.copy(), view, None)
+        self.undo_stack.push(ReplaceSessionCommand(self, session, label))
+
+    def set_causal(self, causal: bool) -> None:
+        self.set_config(
+            causal=bool(causal), label="Causal mask on" if causal else "Causal mask off"
+        )
+
+    def randomize(self, seed: int = 0, include_x: bool = False) -> None:
+        fresh = random_parameters(self.config, seed=seed)
+        params = (
+            fresh
+            if include_x
+            else Parameters(**{**fresh.as_dict(), "X": self.session.params.X.copy()})
+        )
+        session = Session(self.config, self.tokens, params, self.view, self.session.mask)
+        self.undo_stack.push(ReplaceSessionCommand(self, session, "Randomize weights"))
+
+    def reset_to_preset(self, name: str | None = None) -> None:
+        name = name or self.preset_name or DEFAULT_PRESET
+        session = load_preset(name)
+        self.undo_stack.push(ReplaceSessionCommand(self, session, f"Reset to {name}"))
+
+    # ------------------------------------------------------------ view state --------
+    def set_stage(self, stage: int) -> None:
+        self._set_view(stage=max(0, min(int(stage), len(STAGES) - 1)))
+
+    def set_head(self, head: int) -> None:
+        self._set_view(head=max(0, min(int(head), self.config.h - 1)))
+
+    def set_query(self, query: int) -> None:
+        self._set_view(query=max(0, min(int(query), self.config.n - 1)))
+
+    def _set_view(self, **changes) -> None:
+        v = self.session.view
+        new = ViewState(
+            changes.get("stage", v.stage),
+            changes.get("head", v.head),
+            changes.get("query", v.query),
+        )
+        if new != v:
+            self.session.view = new
+            self.viewChanged.emit()
+
+    # ------------------------------------------------------------------ files -------
+    def open_session(
+        self, session: Session, path: Path | None = None, preset: str | None = None
+    ) -> None:
+        """Start over on another session: a new file, so the undo history is cleared."""
+        self.undo_stack.clear()
+        self._replace(session.copy())
+        self.path = Path(path) if path is not None else None
+        self.preset_name = preset
+        self.undo_stack.setClean()
+        self.fileStateChanged.emit()
+
+    def open_file(self, path) -> None:
+        self.open_session(load_session(path), path=Path(path))
+
+    def open_preset(self, name: str) -> None:
+        self.open_session(load_preset(name), preset=name)
+
+    def save(self, path=None) -> Path:
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("no file name: use Save As")
+        save_session(self.session, target)
+        self.path = target
+        self.preset_name = None
+        self.undo_stack.setClean()
+        self.fileStateChanged.emit()
+        return target
+
+    # -------------------------------------------------------------- internals -------
+    def _write(self, name: str, index: tuple, value: np.ndarray) -> None:
+        array = self.session.params.as_dict()[name]
+        array[index] = value
+        head = index[0] if name in HEADED and isinstance(index[0], (int, np.integer)) else None
+        self._engine.mark(name, None if head is None else int(head))
+        self.valuesChanged.emit(name)
+        self._schedule()
+
+    def _set_tokens(self, tokens: list[str]) -> None:
+        self.session.tokens = list(tokens)
+        self.tokensChanged.emit()
+
+    def _replace(self, session: Session) -> None:
+        old = self.session
+        self.session = session
+        self._engine.reset(session)
+        self._changed_heads = None
+        shape = old.config.parameter_shapes() != session.config.parameter_shapes()
+        if shape:
+            self.shapeChanged.emit()
+        if old.config != session.config:
+            self.configChanged.emit()
+        if not shape:
+            for name, array in session.params.as_dict().items():
+                if not np.array_equal(array, old.params.as_dict().get(name)):
+                    self.valuesChanged.emit(name)
+        if old.tokens != session.tokens:
+            self.tokensChanged.emit()
+        if old.view != session.view:
+            self.viewChanged.emit()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _refresh(self) -> None:
+        _trace, heads = self._engine.refresh()
+        self.recompute_count += 1
+        if heads is None or self._changed_heads is None:
+            self._changed_heads = None
+        else:
+            self._changed_heads |= heads
+
+    def _flush(self) -> None:
+        if self._engine.is_dirty:
+            self._refresh()
+        heads, self._changed_heads = self._changed_heads, set()
+        self.traceChanged.emit(None if heads is None else frozenset(heads))

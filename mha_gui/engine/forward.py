@@ -1,0 +1,322 @@
+"""The forward pass of multi-head attention, one separable step per teaching stage.
+
+Each step writes into preallocated buffers (`Trace`), so that the GUI can recompute only
+what an edit touches and a benchmark sees no page-fault noise from fresh allocations.
+`forward()` is the notebook-friendly front door that validates, allocates and runs
+every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+
+@dataclass
+class Trace:
+    """Every intermediate of one forward pass, shapes as in DESIGN.md.
+
+    `q` holds the unscaled projections; the scale is folded into the n×d_k operand
+    of the score product, never into the h×n×n scores. `contributions` is computed on
+    first access: it costs as much as the output projection and most callers never
+    read it.
+    """
+
+    q: np.ndarray  # (h, n, d_k)
+    k: np.ndarray  # (h_kv, n, d_k)
+    v: np.ndarray  # (h_kv, n, d_v)
+    scores: np.ndarray  # (h, n, n), -inf where blocked
+    weights: np.ndarray  # (h, n, n)
+    heads: np.ndarray  # (h, n, d_v)
+    concat: np.ndarray  # (n, h*d_v)
+    output: np.ndarray  # (n, d_model)
+    mask: np.ndarray  # (n, n) bool, True = blocked (explicit mask OR causal)
+    scale: float
+    w_o: np.ndarray = field(repr=False)
+
+    @cached_property
+    def contributions(self) -> np.ndarray:
+        """Head i's share of Y: Z_i W_O[i·d_v:(i+1)·d_v, :]; Σ_i contributions + b_O = Y."""
+        h, n, d_v = self.heads.shape
+        return np.matmul(self.heads, self.w_o.reshape(h, d_v, -1))
+
+    def invalidate_contributions(self) -> None:
+        self.__dict__.pop("contributions", None)
+
+    def as_dict(self) -> dict[str, np.ndarray]:
+        return {
+            "Q": self.q,
+            "K": self.k,
+            "V": self.v,
+            "scores": self.scores,
+            "weights": self.weights,
+            "heads": self.heads,
+            "concat": self.concat,
+            "output": self.output,
+            "contributions": self.contributions,
+            "mask": self.mask,
+        }
+
+
+# ---------------------------------------------------------------- validation ------
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def _as_matrix(name: str, value, ndim: int) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}") from None
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must hold real numbers, got complex values")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"{name}{list(bad)} is {arr[bad]}: every entry must be finite")
+    return arr
+
+
+def _expect(name: str, arr: np.ndarray, expected: tuple, known: dict[str, int]) -> None:
+    """Raise unless arr.shape matches `expected`, whose entries are ints or free symbols."""
+    fixed = [known[e] if isinstance(e, str) and e in known else e for e in expected]
+    ok = all(isinstance(e, str) or e == s for e, s in zip(fixed, arr.shape, strict=True))
+    if not ok:
+        used = ", ".join(f"{k}={v}" for k, v in known.items() if k in expected)
+        raise ValueError(
+            f"{name} has shape {_shape_text(arr.shape)} but {used} needs {_shape_text(fixed)}"
+        )
+
+
+def validate_inputs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask) -> tuple:
+    """Check every operand against the dimensions the others imply; return arrays."""
+    x = _as_matrix("X", x, 2)
+    w_q = _as_matrix("W_Q", w_q, 3)
+    w_k = _as_matrix("W_K", w_k, 3)
+    w_v = _as_matrix("W_V", w_v, 3)
+    w_o = _as_matrix("W_O", w_o, 2)
+    n, d_model = x.shape
+    if n < 1 or d_model < 1:
+        raise ValueError(f"X has shape {x.shape}: it needs at least one token and one feature")
+    h, _, d_k = w_q.shape
+    if h < 1 or d_k < 1:
+        raise ValueError(f"W_Q has shape {w_q.shape}: it needs at least one head of width ≥ 1")
+    known = {"d_model": d_model}
+    _expect("W_Q", w_q, ("h", "d_model", "d_k"), known)
+    known.update(h=h, d_k=d_k)
+    _expect("W_K", w_k, ("h_kv", "d_model", "d_k"), known)
+    h_kv = w_k.shape[0]
+    if h_kv < 1 or h % h_kv:
+        raise ValueError(
+            f"W_K has {h_kv} key/value heads but h={h}: the number of K/V heads must "
+            f"divide the number of query heads"
+        )
+    known["h_kv"] = h_kv
+    _expect("W_V", w_v, ("h_kv", "d_model", "d_v"), known)
+    d_v = w_v.shape[2]
+    if d_v < 1:
+        raise ValueError(f"W_V has shape {w_v.shape}: d_v must be at least 1")
+    known["d_v"] = d_v
+    if w_o.shape != (h * d_v, d_model):
+        raise ValueError(
+            f"W_O has shape {_shape_text(w_o.shape)} but h={h}, d_v={d_v}, d_model={d_model} "
+            f"needs (h·d_v, d_model) = {_shape_text((h * d_v, d_model))}"
+        )
+    biases = []
+    for name, b, shape in (
+        ("b_Q", b_q, ("h", "d_k")),
+        ("b_K", b_k, ("h_kv", "d_k")),
+        ("b_V", b_v, ("h_kv", "d_v")),
+        ("b_O", b_o, ("d_model",)),
+    ):
+        if b is not None:
+            b = _as_matrix(name, b, len(shape))
+            _expect(name, b, shape, known)
+        biases.append(b)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(f"mask must be boolean (True = blocked), got dtype {mask.dtype}")
+        if mask.shape != (n, n):
+            raise ValueError(f"mask has shape {mask.shape} but n={n} needs ({n}, {n})")
+    return (x, w_q, w_k, w_v, w_o, *biases, mask)
+
+
+def blocked_positions(n: int, mask: np.ndarray | None, causal: bool) -> np.ndarray:
+    """The n×n boolean matrix of blocked (query, key) pairs: the mask OR the causal mask."""
+    blocked = np.zeros((n, n), dtype=bool) if mask is None else np.array(mask, dtype=bool)
+    if causal:
+        blocked |= np.triu(np.ones((n, n), dtype=bool), k=1)
+    return blocked
+
+
+# ------------------------------------------------------------------- steps --------
+def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
+    """out[i] = x @ w[i] (+ b[i]) for every head, as one packed GEMM.
+
+    Packing the heads side by side (d_model × heads·width) is the textbook's "one big
+    projection, then split": a single BLAS call instead of one per head.
+    """
+    heads, d_in, width = w.shape
+    packed = x @ w.transpose(1, 0, 2).reshape(d_in, heads * width)
+    out[...] = packed.reshape(x.shape[0], heads, width).transpose(1, 0, 2)
+    if b is not None:
+        out += b[:, None, :]
+
+
+def project_head(x, w, b, out, i: int) -> None:
+    """Recompute one head's projection after an edit that touched only that head."""
+    np.matmul(x, w[i], out=out[i])
+    if b is not None:
+        out[i] += b[i]
+
+
+def scores_step(q, k, scale: float, blocked: np.ndarray, out: np.ndarray, heads=None) -> None:
+    """out[i] = scale · q[i] k[g(i)]ᵀ, blocked entries -inf.
+
+    Query heads that share a K/V head are stacked so each group is one GEMM; the scale
+    multiplies the n×d_k query, not the n×n product.
+    """
+    h, n, d_k = q.shape
+    h_kv = k.shape[0]
+    group = h // h_kv
+    if heads is None:
+        qs = (q * scale).reshape(h_kv, group * n, d_k)
+        np.matmul(qs, k.transpose(0, 2, 1), out=out.reshape(h_kv, group * n, n))
+        if blocked.any():
+            out[:, blocked] = -np.inf
+        return
+    for i in heads:
+        np.matmul(q[i] * scale, k[i // group].T, out=out[i])
+        if blocked.any():
+            out[i][blocked] = -np.inf
+
+
+def softmax_step(scores: np.ndarray, out: np.ndarray, heads=None) -> None:
+    """Row softmax in place in `out`, subtracting the row maximum.
+
+    A row whose every key is blocked has no distribution to normalise: its weights are
+    all zero (so that query's head output is zero), rather than NaN.
+    """
+    if heads is not None:
+        for i in heads:
+            softmax_step(scores[i : i + 1], out[i : i + 1])
+        return
+    row_max = scores.max(axis=-1, keepdims=True)
+    dead = ~np.isfinite(row_max)
+    if dead.any():
+        row_max[dead] = 0.0
+    np.subtract(scores, row_max, out=out)
+    np.exp(out, out=out)
+    total = out.sum(axis=-1, keepdims=True)
+    if dead.any():
+        total[dead] = 1.0
+    out /= total
+
+
+def mix_step(weights, v, out, heads=None) -> None:
+    """out[i] = weights[i] @ v[g(i)], grouped like `scores_step`."""
+    h, n, _ = weights.shape
+    h_kv, _, d_v = v.shape
+    group = h // h_kv
+    if heads is None:
+        np.matmul(weights.reshape(h_kv, group * n, n), v, out=out.reshape(h_kv, group * n, d_v))
+        return
+    for i in heads:
+        np.matmul(weights[i], v[i // group], out=out[i])
+
+
+def concat_step(heads: np.ndarray, out: np.ndarray) -> None:
+    """H[:, i·d_v:(i+1)·d_v] = Z_i, head 0 first."""
+    h, n, d_v = heads.shape
+    out.reshape(n, h, d_v)[...] = heads.transpose(1, 0, 2)
+
+
+def output_step(concat, w_o, b_o, out) -> None:
+    np.matmul(concat, w_o, out=out)
+    if b_o is not None:
+        out += b_o
+
+
+# --------------------------------------------------------------- front door -------
+def allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, scale, blocked) -> Trace:
+    return Trace(
+        q=np.empty((h, n, d_k), dtype),
+        k=np.empty((h_kv, n, d_k), dtype),
+        v=np.empty((h_kv, n, d_v), dtype),
+        scores=np.empty((h, n, n), dtype),
+        weights=np.empty((h, n, n), dtype),
+        heads=np.empty((h, n, d_v), dtype),
+        concat=np.empty((n, h * d_v), dtype),
+        output=np.empty((n, d_model), dtype),
+        mask=blocked,
+        scale=scale,
+        w_o=w_o,
+    )
+
+
+def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> Trace:
+    """Every step in order into the buffers of `t` (already validated operands)."""
+    project(x, w_q, b_q, t.q)
+    project(x, w_k, b_k, t.k)
+    project(x, w_v, b_v, t.v)
+    scores_step(t.q, t.k, t.scale, t.mask, t.scores)
+    softmax_step(t.scores, t.weights)
+    mix_step(t.weights, t.v, t.heads)
+    concat_step(t.heads, t.concat)
+    output_step(t.concat, w_o, b_o, t.output)
+    t.w_o = w_o
+    t.invalidate_contributions()
+    return t
+
+
+def forward(
+    x,
+    w_q,
+    w_k,
+    w_v,
+    w_o,
+    *,
+    b_q=None,
+    b_k=None,
+    b_v=None,
+    b_o=None,
+    mask=None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> Trace:
+    """Multi-head attention with every intermediate (see DESIGN.md for the equations).
+
+    x (n, d_model); w_q (h, d_model, d_k); w_k (h_kv, d_model, d_k); w_v (h_kv, d_model,
+    d_v); w_o (h·d_v, d_model); optional biases; `mask` (n, n) bool with True = blocked;
+    `causal` also blocks keys after the query. Query head i reads K/V head i // (h/h_kv).
+    A query whose every key is blocked gets all-zero weights. Computes in float32 when
+    every operand is float32, float64 otherwise.
+    """
+    x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask = validate_inputs(
+        x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask
+    )
+    operands = [a for a in (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o) if a is not None]
+    dtype = np.result_type(*operands, np.float32)
+    if dtype not in (np.float32, np.float64):
+        dtype = np.dtype(np.float64)
+    x, w_q, w_k, w_v, w_o = (a.astype(dtype, copy=False) for a in (x, w_q, w_k, w_v, w_o))
+    b_q, b_k, b_v, b_o = (
+        None if b is None else b.astype(dtype, copy=False) for b in (b_q, b_k, b_v, b_o)
+    )
+    if scale is None:
+        scale = 1.0 / np.sqrt(w_q.shape[2])
+    else:
+        if isinstance(scale, bool) or not np.isfinite(scale) or scale <= 0:
+            raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    n, d_model = x.shape
+    h, _, d_k = w_q.shape
+    h_kv, _, d_v = w_v.shape
+    blocked = blocked_positions(n, mask, causal)
+    t = allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked)
+    return run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)

@@ -1,0 +1,243 @@
+"""A whole teaching state (config, tokens, numbers, what is on screen) and its file formats.
+
+Sessions are plain JSON and arrays are `.npz` without pickle, so a file a student mails
+to a teacher can be opened without trusting it. Every write goes to a temporary file in
+the target folder and is renamed into place, so a failed write leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from mha_gui.engine.config import Config
+from mha_gui.engine.forward import Trace, forward
+from mha_gui.engine.parameters import Parameters, check_array, dims_text
+from mha_gui.engine.stages import STAGES, stage_by_name
+
+FORMAT = "mha-gui-session"
+VERSION = 1
+MAX_TOKEN_LENGTH = 40
+# A session file larger than this is refused before parsing: BERT-base at n=512 is ~60 MB.
+MAX_SESSION_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class ViewState:
+    """What the user is looking at: restored when a session is reopened."""
+
+    stage: int = 0
+    head: int = 0
+    query: int = 0
+
+    def validated(self, config: Config) -> ViewState:
+        for name, value, top in (
+            ("stage", self.stage, len(STAGES) - 1),
+            ("head", self.head, config.h - 1),
+            ("query", self.query, config.n - 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
+                raise ValueError(
+                    f"view.{name} must be a whole number from 0 to {top}, got {value!r}"
+                )
+        return self
+
+
+@dataclass
+class Session:
+    config: Config
+    tokens: list[str]
+    params: Parameters
+    view: ViewState = field(default_factory=ViewState)
+    mask: np.ndarray | None = None  # optional extra n×n block mask (True = blocked)
+
+    def __post_init__(self) -> None:
+        self.tokens = validate_tokens(self.tokens, self.config.n)
+        self.params = self.params.validated(self.config)
+        self.view = self.view.validated(self.config)
+        if self.mask is not None:
+            self.mask = np.asarray(self.mask)
+            if self.mask.dtype != bool or self.mask.shape != (self.config.n, self.config.n):
+                raise ValueError(f"mask must be a boolean {self.config.n}×{self.config.n} matrix")
+
+    def run(self) -> Trace:
+        """The forward pass of this session's numbers."""
+        return forward(
+            **self.params.forward_kwargs(),
+            mask=self.mask,
+            causal=self.config.causal,
+            scale=self.config.scale,
+        )
+
+    def copy(self) -> Session:
+        return Session(
+            self.config,
+            list(self.tokens),
+            self.params.copy(),
+            ViewState(self.view.stage, self.view.head, self.view.query),
+            None if self.mask is None else self.mask.copy(),
+        )
+
+
+def validate_tokens(tokens, n: int) -> list[str]:
+    if not isinstance(tokens, (list, tuple)):
+        raise ValueError(f"tokens must be a list of {n} strings")
+    if len(tokens) != n:
+        raise ValueError(f"tokens has {len(tokens)} entries but n={n} needs {n}")
+    for i, tok in enumerate(tokens):
+        if not isinstance(tok, str):
+            raise ValueError(f"tokens[{i}] must be a string, got {tok!r}")
+        if not tok.strip():
+            raise ValueError(f"tokens[{i}] is empty: every token needs a label")
+        if len(tok) > MAX_TOKEN_LENGTH:
+            raise ValueError(f"tokens[{i}] is longer than {MAX_TOKEN_LENGTH} characters")
+    return [str(t) for t in tokens]
+
+
+def default_tokens(n: int) -> list[str]:
+    return [f"t{i}" for i in range(n)]
+
+
+# ------------------------------------------------------------------ writing -------
+def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+    """Call `write(tmp)` on a temporary file beside `path`, then rename it into place.
+
+    The folder must already exist (we never create folders a user did not ask for); on
+    any failure the temporary file is removed and the previous `path`, if any, survives.
+    """
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"folder {str(folder)!r} does not exist")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def session_to_dict(session: Session) -> dict:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "config": session.config.to_dict(),
+        "tokens": list(session.tokens),
+        "matrices": {k: v.tolist() for k, v in session.params.as_dict().items()},
+        "view": {
+            "stage": STAGES[session.view.stage].name,
+            "head": session.view.head,
+            "query": session.view.query,
+        },
+    }
+
+
+def save_session(session: Session, path) -> Path:
+    """Write the session as JSON. float64 values round-trip bit-exactly (repr floats)."""
+    text = json.dumps(session_to_dict(session), indent=1, allow_nan=False)
+    return atomic_write(path, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not a finite number (NaN and Infinity are not allowed)")
+
+
+def session_from_dict(data) -> Session:
+    """Validate a parsed session object completely; every message names the key at fault."""
+    if not isinstance(data, dict):
+        raise ValueError("a session file must hold a JSON object at the top level")
+    if data.get("format") != FORMAT:
+        raise ValueError(f'"format" must be "{FORMAT}", got {data.get("format")!r}')
+    version = data.get("version")
+    if version != VERSION:
+        raise ValueError(f'"version" {version!r} is not supported (this program reads {VERSION})')
+    for key in ("config", "tokens", "matrices"):
+        if key not in data:
+            raise ValueError(f'session is missing the "{key}" key')
+    config = Config.from_dict(data["config"])
+    tokens = validate_tokens(data["tokens"], config.n)
+    matrices = data["matrices"]
+    if not isinstance(matrices, dict):
+        raise ValueError('"matrices" must be an object mapping names to nested lists')
+    shapes = config.parameter_shapes()
+    unknown = sorted(set(matrices) - set(shapes))
+    if unknown:
+        hint = " (biases are off in the config)" if any(u.startswith("b_") for u in unknown) else ""
+        raise ValueError(f'"matrices" has unexpected key(s) {", ".join(unknown)}{hint}')
+    arrays = {}
+    for name, shape in shapes.items():
+        if name not in matrices:
+            raise ValueError(f'"matrices" is missing {name}')
+        value = matrices[name]
+        if not _is_nested_numbers(value):
+            raise ValueError(f"matrices.{name} must be nested lists of numbers")
+        arrays[name] = check_array(f"matrices.{name}", value, shape, dims_text(name, config))
+    view_data = data.get("view", {})
+    if not isinstance(view_data, dict):
+        raise ValueError('"view" must be an object with stage, head and query')
+    stage = view_data.get("stage", 0)
+    if isinstance(stage, str):
+        stage = stage_by_name(stage).index
+    view = ViewState(stage, view_data.get("head", 0), view_data.get("query", 0))
+    return Session(config, tokens, Parameters(**arrays), view.validated(config))
+
+
+def _is_nested_numbers(value) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return True
+    return isinstance(value, list) and all(_is_nested_numbers(v) for v in value)
+
+
+def load_session(path) -> Session:
+    """Read and fully validate a session file; raise ValueError with a readable reason."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"session file {str(p)!r} does not exist")
+    if p.stat().st_size > MAX_SESSION_BYTES:
+        raise ValueError(f"session file {str(p)!r} is larger than {MAX_SESSION_BYTES >> 20} MB")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {str(p)!r}: {exc}") from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p.name} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise ValueError(f"{p.name} is nested too deeply to be a session") from None
+    try:
+        return session_from_dict(data)
+    except ValueError as exc:
+        raise ValueError(f"{p.name}: {exc}") from None
+
+
+# -------------------------------------------------------------------- arrays ------
+def arrays_for_npz(session: Session, trace: Trace | None = None) -> dict[str, np.ndarray]:
+    """Every parameter and intermediate under the DESIGN.md keys (no object arrays)."""
+    t = trace if trace is not None else session.run()
+    out = dict(session.params.as_dict())
+    out.update(t.as_dict())
+    out["tokens"] = np.array(session.tokens, dtype=str)
+    return out
+
+
+def save_npz(session: Session, path, trace: Trace | None = None) -> Path:
+    arrays = arrays_for_npz(session, trace)
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    return atomic_write(path, write)

@@ -1,0 +1,116 @@
+"""Colours shared by the window and every exported figure, so both look the same.
+
+Pure data and NumPy (no Qt), so the figure renderer, the GUI and tests can all ask what
+colour a value gets without a QApplication.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# Okabe–Ito, colour-blind safe, then a few extra distinct hues for many-head presets.
+HEAD_COLORS = (
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#8C564B",
+    "#7F7F7F",
+    "#BCBD22",
+    "#17BECF",
+    "#9467BD",
+    "#2CA02C",
+)
+
+
+def head_color(i: int) -> str:
+    return HEAD_COLORS[i % len(HEAD_COLORS)]
+
+
+@dataclass(frozen=True)
+class Palette:
+    name: str
+    background: str
+    panel: str
+    text: str
+    muted: str
+    grid: str
+    highlight: str  # inspected head frame / selected query row outline
+    blocked: str  # fill of masked (blocked) score cells
+    hatch: str  # hatch lines over blocked cells
+
+
+LIGHT = Palette(
+    "light", "#ffffff", "#f7f7f7", "#1a1a1a", "#5f5f5f", "#d0d0d0", "#111111", "#e4e4e4", "#9a9a9a"
+)
+DARK = Palette(
+    "dark", "#1e1f22", "#2a2b2f", "#eeeeee", "#b0b0b0", "#4a4a4a", "#ffd54f", "#3a3a3a", "#777777"
+)
+PALETTES = {"light": LIGHT, "dark": DARK}
+
+
+def palette(name: str) -> Palette:
+    try:
+        return PALETTES[name]
+    except KeyError:
+        raise ValueError(f"unknown theme {name!r}; choose light or dark") from None
+
+
+def _lut(stops: list[tuple[float, str]], size: int = 256) -> np.ndarray:
+    """(size, 3) uint8 table interpolated linearly between hex colour stops."""
+    pos = np.array([p for p, _ in stops])
+    rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for _, c in stops], float)
+    x = np.linspace(0.0, 1.0, size)
+    return (
+        np.stack([np.interp(x, pos, rgb[:, k]) for k in range(3)], axis=1).round().astype(np.uint8)
+    )
+
+
+# Blue–white–red (ColorBrewer RdBu, reversed so positive is red): signed values.
+DIVERGING = _lut(
+    [(0.0, "#2166ac"), (0.25, "#92c5de"), (0.5, "#f7f7f7"), (0.75, "#f4a582"), (1.0, "#b2182b")]
+)
+# White to deep blue-violet: probabilities in [0, 1].
+SEQUENTIAL = _lut([(0.0, "#f7fbff"), (0.35, "#9ecae1"), (0.7, "#3f7fbf"), (1.0, "#08306b")])
+COLORMAPS = {"diverging": DIVERGING, "sequential": SEQUENTIAL}
+
+
+def colormap_for(kind: str) -> np.ndarray:
+    """'weights' are probabilities (sequential); everything else is signed (diverging)."""
+    return SEQUENTIAL if kind == "weights" else DIVERGING
+
+
+def levels_for(kind: str, *arrays: np.ndarray) -> tuple[float, float]:
+    """Fixed colour levels: 0..1 for weights, symmetric ±max|finite| otherwise.
+
+    Never auto-levels: a constant matrix or a row of -inf must still get sane levels.
+    """
+    if kind == "weights":
+        return (0.0, 1.0)
+    peak = 0.0
+    for a in arrays:
+        finite = np.asarray(a)[np.isfinite(a)]
+        if finite.size:
+            peak = max(peak, float(np.abs(finite).max()))
+    peak = peak if peak > 0 else 1.0
+    return (-peak, peak)
+
+
+def colors_for(values: np.ndarray, levels: tuple[float, float], lut: np.ndarray) -> np.ndarray:
+    """RGB (…, 3) uint8 for each value; non-finite values map to the middle colour."""
+    lo, hi = levels
+    span = hi - lo if hi > lo else 1.0
+    v = np.where(np.isfinite(values), values, (lo + hi) / 2)
+    idx = np.clip(((v - lo) / span * (len(lut) - 1)).round(), 0, len(lut) - 1).astype(int)
+    return lut[idx]
+
+
+def text_color_on(rgb) -> str:
+    """Black or white, whichever reads better on a cell of colour `rgb` (relative luminance)."""
+    r, g, b = (float(c) / 255.0 for c in rgb[:3])
+    lum = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    return "#000000" if lum > 0.5 else "#ffffff"
