@@ -1,0 +1,1 @@
+"""Qt views of the document: stage bar, attention heatmaps, query strip."""
