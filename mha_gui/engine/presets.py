@@ -139,7 +139,7 @@ PRESETS: dict[str, Preset] = {
         ),
         Preset(
             "positional",
-            "6 tokens, 2 causal heads built by hand: previous token / first token",
+            "6 tokens, d_model 8, 2 causal heads built by hand: previous token / first token",
             "X holds a one-hot position, a constant 1 and an 'is first' flag. Head 0's W^Q "
             "is a shift matrix: the query of position p equals the key of position p-1, "
             "so it attends to the previous token. Head 1's query is the constant feature "

@@ -1,0 +1,273 @@
+"""Command line: open the app, list presets, print a layer's shapes and costs, export files.
+
+Every user error ends with exit status 2 and one line `mha-gui: error: ...` on stderr —
+no traceback, and no partial output file (exports write a temp file and rename it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mha_gui import __version__
+from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
+from mha_gui.engine.session import Session, ViewState, load_session, save_npz, save_session
+from mha_gui.engine.stages import STAGE_NAMES, STAGES, stage_by_name
+from mha_gui.engine.stats import human, layer_stats
+
+SUBCOMMANDS = ("presets", "info", "export")
+EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
+
+
+class CliError(Exception):
+    """A user mistake: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own usage errors: same one-line form
+        raise CliError(message)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be 0 or more")
+    return value
+
+
+def _add_source(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group()
+    src.add_argument(
+        "--preset", help=f"a preset name (see `mha-gui presets`); default {DEFAULT_PRESET}"
+    )
+    src.add_argument("--session", metavar="FILE", help="a saved session (.json)")
+    r = p.add_argument_group("options of the 'random' preset")
+    r.add_argument("--seed", type=_non_negative_int, help="random seed (default 0)")
+    r.add_argument("--tokens", type=_positive_int, help="number of tokens n (default 5)")
+    r.add_argument("--d-model", type=_positive_int, help="model width (default 8)")
+    r.add_argument("--heads", type=_positive_int, help="number of heads h (default 2)")
+    p.add_argument("--causal", action="store_true", help="apply a causal mask")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="mha-gui",
+        description="A simulator of multi-head attention for teaching. "
+        "Without a subcommand, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"mha-gui {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    sub.add_parser("presets", help="list the presets, one line each")
+    info = sub.add_parser("info", help="shapes, parameter count, FLOPs and memory of a layer")
+    _add_source(info)
+    exp = sub.add_parser("export", help="write a figure, animation, LaTeX, arrays or session")
+    _add_source(exp)
+    exp.add_argument(
+        "--stage", default="input", help=f"one of {', '.join(STAGE_NAMES)} (default input)"
+    )
+    exp.add_argument(
+        "--head", type=_non_negative_int, help="draw only this head (default: all, head 0 marked)"
+    )
+    exp.add_argument("--query", type=_non_negative_int, help="highlight this query token (row)")
+    exp.add_argument("--width", type=_positive_int, help="PNG/GIF width in pixels (default 1600)")
+    exp.add_argument("--theme", choices=("light", "dark"), default="light", help="figure theme")
+    exp.add_argument("--frame-ms", type=_positive_int, default=1200, help="GIF frame time")
+    exp.add_argument("--decimals", type=_non_negative_int, default=2, help="LaTeX decimals")
+    exp.add_argument("--handout", action="store_true", help="with .pdf: one page per stage")
+    exp.add_argument(
+        "--out",
+        required=True,
+        metavar="PATH",
+        help="suffix picks the format: " + " ".join(EXPORT_SUFFIXES),
+    )
+    return parser
+
+
+def _session_from(args) -> Session:
+    random_opts = {
+        k: v
+        for k, v in (
+            ("seed", args.seed),
+            ("tokens", args.tokens),
+            ("d_model", args.d_model),
+            ("heads", args.heads),
+        )
+        if v is not None
+    }
+    if args.session:
+        if random_opts:
+            raise CliError("--seed/--tokens/--d-model/--heads only go with --preset random")
+        session = load_session(args.session)
+    else:
+        name = args.preset or DEFAULT_PRESET
+        if random_opts and name != "random":
+            raise CliError("--seed/--tokens/--d-model/--heads only go with --preset random")
+        session = load_preset(name, **random_opts)
+    if args.causal and not session.config.causal:
+        session = Session(
+            session.config.with_changes(causal=True),
+            session.tokens,
+            session.params,
+            session.view,
+            session.mask,
+        )
+    return session
+
+
+def cmd_presets(_args) -> int:
+    width = max(len(n) for n in PRESETS)
+    for name, preset in PRESETS.items():
+        print(f"{name:<{width}}  {preset.summary}")
+    return 0
+
+
+def info_text(session: Session) -> str:
+    c = session.config
+    st = layer_stats(c)
+    g = "g" if c.variant != "MHA" else "i"
+    rows = [
+        ("X", "input", (c.n, c.d_model)),
+        ("W_i^Q", f"× {c.h} heads", (c.d_model, c.d_k)),
+        (f"W_{g}^K", f"× {c.h_kv} K/V heads", (c.d_model, c.d_k)),
+        (f"W_{g}^V", f"× {c.h_kv} K/V heads", (c.d_model, c.d_v)),
+        ("W_O", "output projection", (c.h * c.d_v, c.d_model)),
+        ("Q_i", "queries, per head", (c.n, c.d_k)),
+        (f"K_{g}", "keys, per K/V head", (c.n, c.d_k)),
+        (f"V_{g}", "values, per K/V head", (c.n, c.d_v)),
+        ("S_i", "scaled scores", (c.n, c.n)),
+        ("A_i", "attention weights", (c.n, c.n)),
+        ("Z_i", "head output", (c.n, c.d_v)),
+        ("H", "concatenation", (c.n, c.h * c.d_v)),
+        ("Y", "output", (c.n, c.d_model)),
+    ]
+    if c.bias:
+        rows[5:5] = [
+            ("b_i^Q", f"× {c.h}", (c.d_k,)),
+            (f"b_{g}^K", f"× {c.h_kv}", (c.d_k,)),
+            (f"b_{g}^V", f"× {c.h_kv}", (c.d_v,)),
+            ("b_O", "", (c.d_model,)),
+        ]
+    scale = "1/√d_k" if c.scale is None else f"{c.scale:g}"
+    out = [
+        f"{c.variant}: n={c.n} tokens, d_model={c.d_model}, h={c.h} query heads, "
+        f"h_kv={c.h_kv} K/V heads, d_k={c.d_k}, d_v={c.d_v}",
+        f"scale={scale} ({c.effective_scale:.4g}), causal={'yes' if c.causal else 'no'}, "
+        f"biases={'yes' if c.bias else 'no'}",
+        f"tokens: {' '.join(session.tokens[:16])}{' …' if c.n > 16 else ''}",
+        "",
+        "shapes:",
+    ]
+    for sym, what, shape in rows:
+        out.append(f"  {sym:<7} {' × '.join(str(s) for s in shape):<14} {what}")
+    out += [
+        "",
+        f"parameters: {st.parameters:,}",
+        "FLOPs per stage (multiply-add = 2):",
+    ]
+    for s in STAGES:
+        out.append(f"  {s.index} {s.name:<12} {st.flops[s.name]:>16,}  ({human(st.flops[s.name])})")
+    out.append(f"  {'total':<14} {st.total_flops:>16,}  ({human(st.total_flops)})")
+    out += [
+        "",
+        f"attention matrix entries h·n²: {st.attention_entries:,}",
+        f"memory of all intermediates: {human(st.trace_values * 8, 'B')} as float64, "
+        f"{human(st.trace_values * 4, 'B')} as float32",
+        f"K/V cache per token: h_kv·(d_k+d_v) = {st.kv_cache_per_token:,} numbers",
+    ]
+    return "\n".join(out)
+
+
+def cmd_info(args) -> int:
+    print(info_text(_session_from(args)))
+    return 0
+
+
+def cmd_export(args) -> int:
+    out = Path(args.out)
+    suffix = out.suffix.lower()
+    if suffix not in EXPORT_SUFFIXES:
+        raise CliError(
+            f"cannot export {out.name!r}: the suffix must be one of {' '.join(EXPORT_SUFFIXES)}"
+        )
+    session = _session_from(args)
+    stage = stage_by_name(args.stage)
+    c = session.config
+    if args.head is not None and args.head >= c.h:
+        raise CliError(f"--head {args.head} is out of range: this layer has heads 0..{c.h - 1}")
+    if args.query is not None and args.query >= c.n:
+        raise CliError(f"--query {args.query} is out of range: this layer has tokens 0..{c.n - 1}")
+    if args.handout and suffix != ".pdf":
+        raise CliError("--handout writes a PDF: use --out FILE.pdf")
+    if suffix == ".json":
+        session.view = ViewState(stage.index, args.head or 0, args.query or 0)
+        save_session(session, out)
+    elif suffix == ".npz":
+        save_npz(session, out)
+    else:
+        from mha_gui.export.files import export_to
+
+        export_to(
+            session,
+            out,
+            stage=stage.name,
+            head=args.head,
+            query=args.query,
+            width=args.width,
+            theme=args.theme,
+            frame_ms=args.frame_ms,
+            decimals=args.decimals,
+            handout=args.handout,
+        )
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_open(argv: list[str]) -> int:
+    p = _Parser(prog="mha-gui", description="Open the simulator window.")
+    p.add_argument("session", nargs="?", metavar="SESSION_FILE", help="a saved session (.json)")
+    p.add_argument("--preset", help=f"start from a preset (default {DEFAULT_PRESET})")
+    args = p.parse_args(argv)
+    if args.session and args.preset:
+        raise CliError("give either a SESSION_FILE or --preset, not both")
+    if args.session and not Path(args.session).exists() and Path(args.session).suffix != ".json":
+        raise CliError(
+            f"unrecognized command or missing file {args.session!r} "
+            f"(commands: {', '.join(SUBCOMMANDS)}; or give a SESSION_FILE.json)"
+        )
+    if args.session:
+        load_session(args.session)  # fail here, with a one-line error, before any window
+    if args.preset:
+        load_preset(args.preset)
+    from mha_gui.app import run_app
+
+    return run_app(session_path=args.session, preset=args.preset)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help", "--version"):
+            return cmd_open(argv)
+        args = build_parser().parse_args(argv)
+        return {"presets": cmd_presets, "info": cmd_info, "export": cmd_export}[args.command](args)
+    except BrokenPipeError:  # `mha-gui info | head`: the reader left, nothing to report
+        return 0
+    except (CliError, ValueError, OSError) as exc:
+        print(f"mha-gui: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,143 @@
+"""Sessions round-trip bit-exactly; every malformed file is refused with a clear reason."""
+
+import json
+
+import numpy as np
+import pytest
+
+from mha_gui.engine import load_preset, load_session, save_npz, save_session
+from mha_gui.engine.session import session_to_dict
+
+
+@pytest.mark.parametrize("name", ["toy", "causal-6x16", "gqa", "random"])
+def test_round_trip_is_bit_exact(tmp_path, name):
+    s = load_preset(name)
+    s.params.W_Q[0, 0, 0] = 0.1 + 0.2  # a float with no short decimal form
+    path = save_session(s, tmp_path / "s.json")
+    back = load_session(path)
+    assert back.config == s.config and back.tokens == s.tokens
+    for key, value in s.params.as_dict().items():
+        assert np.array_equal(getattr(back.params, key), value)
+        assert getattr(back.params, key).tobytes() == value.tobytes()
+
+
+def test_round_trip_with_biases_and_view(tmp_path):
+    s = load_preset("toy")
+    cfg = s.config.with_changes(bias=True)
+    from mha_gui.engine import Session, ViewState, random_parameters
+
+    p = random_parameters(cfg, seed=9)
+    s2 = Session(cfg, s.tokens, p, ViewState(3, 1, 2))
+    back = load_session(save_session(s2, tmp_path / "b.json"))
+    assert back.view == ViewState(3, 1, 2)
+    assert np.array_equal(back.params.b_O, p.b_O)
+    assert json.loads((tmp_path / "b.json").read_text())["view"]["stage"] == "weights"
+
+
+def _good():
+    return session_to_dict(load_preset("toy"))
+
+
+def _mutate(fn):
+    d = _good()
+    fn(d)
+    return json.dumps(d)
+
+
+CORPUS = {
+    "not json": ("{format: 1", "not valid JSON"),
+    "top-level list": ("[1, 2]", "JSON object"),
+    "wrong format": (_mutate(lambda d: d.update(format="other")), '"format"'),
+    "wrong version": (_mutate(lambda d: d.update(version=99)), '"version" 99'),
+    "missing matrices": (_mutate(lambda d: d.pop("matrices")), '"matrices"'),
+    "missing W_O": (_mutate(lambda d: d["matrices"].pop("W_O")), "missing W_O"),
+    "wrong shape": (
+        _mutate(lambda d: d["matrices"].update(W_K=[[[1, 2, 3]] * 4] * 2)),
+        "W_K has shape (2, 4, 3)",
+    ),
+    "NaN": ('{"format": "mha-gui-session", "version": 1, "x": NaN}', "NaN"),
+    "string in matrix": (_mutate(lambda d: d["matrices"]["X"][0].__setitem__(0, "1")), "numbers"),
+    "bool in matrix": (_mutate(lambda d: d["matrices"]["X"][0].__setitem__(0, True)), "numbers"),
+    "huge dims": (_mutate(lambda d: d["config"].update(n=10**9)), "n must be between"),
+    "negative dim": (_mutate(lambda d: d["config"].update(d_k=-2)), "d_k must be between"),
+    "h_kv not dividing": (_mutate(lambda d: d["config"].update(h_kv=3)), "must divide"),
+    "unknown config key": (_mutate(lambda d: d["config"].update(colour=1)), "unknown key"),
+    "tokens count": (_mutate(lambda d: d.update(tokens=["a"])), "tokens has 1 entries"),
+    "token not string": (_mutate(lambda d: d["tokens"].__setitem__(0, 5)), "tokens[0]"),
+    "bias without config": (
+        _mutate(lambda d: d["matrices"].update(b_O=[0, 0, 0, 0])),
+        "biases are off",
+    ),
+    "view out of range": (_mutate(lambda d: d["view"].update(head=7)), "view.head"),
+    "unknown stage": (_mutate(lambda d: d["view"].update(stage="dance")), "unknown stage"),
+    "huge value": (_mutate(lambda d: d["matrices"]["X"][0].__setitem__(0, 1e400)), "Infinity"),
+    "deep nesting": ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    "empty file": ("", "not valid JSON"),
+    "binary": (b"\x80\x81\xff", "cannot read"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CORPUS))
+def test_malformed_sessions_are_refused_clearly(tmp_path, case):
+    text, words = CORPUS[case]
+    path = tmp_path / "bad.json"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        load_session(path)
+    assert words in str(err.value), str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load_session(tmp_path / "nope.json")
+
+
+def test_npz_has_every_key_and_loads_without_pickle(tmp_path):
+    s = load_preset("gqa")
+    path = save_npz(s, tmp_path / "a.npz")
+    with np.load(path, allow_pickle=False) as d:
+        keys = set(d.files)
+        assert {
+            "X",
+            "W_Q",
+            "W_K",
+            "W_V",
+            "W_O",
+            "mask",
+            "Q",
+            "K",
+            "V",
+            "scores",
+            "weights",
+            "heads",
+            "concat",
+            "output",
+            "contributions",
+            "tokens",
+        } <= keys
+        t = s.run()
+        assert np.array_equal(d["weights"], t.weights)
+        assert d["K"].shape == (2, 4, 2) and d["contributions"].shape == (8, 4, 8)
+        assert list(d["tokens"]) == s.tokens
+
+
+def test_failed_write_leaves_nothing_and_keeps_old_file(tmp_path):
+    s = load_preset("toy")
+    path = tmp_path / "keep.json"
+    path.write_text("old")
+    from mha_gui.engine.session import atomic_write
+
+    def boom(tmp):
+        tmp.write_text("partial")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        atomic_write(path, boom)
+    assert path.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json"]
+    with pytest.raises(ValueError, match="does not exist"):
+        save_session(s, tmp_path / "no" / "x.json")

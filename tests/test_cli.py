@@ -1,0 +1,143 @@
+"""The command line: every subcommand, and every bad input → exit 2, one line, no file."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mha_gui.cli import main
+from mha_gui.engine import PRESETS, load_preset, load_session
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_presets_lists_every_preset_one_line_each(capsys):
+    code, out, _ = run(capsys, "presets")
+    lines = out.strip().splitlines()
+    assert code == 0 and len(lines) == len(PRESETS)
+    for name, line in zip(PRESETS, lines, strict=True):
+        assert line.startswith(name) and ("d_model" in line or "seed" in line)
+
+
+def test_info_toy_shapes_parameters_flops(capsys):
+    code, out, _ = run(capsys, "info", "--preset", "toy")
+    assert code == 0
+    assert "parameters: 64" in out
+    for sym in ("X ", "W_i^Q", "Q_i", "K_i", "V_i", "S_i", "A_i", "Z_i", "H ", "Y "):
+        assert sym in out
+    assert "attention matrix entries h·n²: 32" in out
+    assert "projections" in out and "384" in out  # 2·n·d_model·(3·h·d_k) = 2·4·4·12
+
+
+def test_info_gqa_and_session_and_random(capsys, tmp_path):
+    code, out, _ = run(capsys, "info", "--preset", "gqa")
+    assert code == 0 and out.startswith("GQA") and "K_g" in out
+    code, out, _ = run(
+        capsys,
+        "info",
+        "--preset",
+        "random",
+        "--seed",
+        "2",
+        "--tokens",
+        "7",
+        "--heads",
+        "4",
+        "--d-model",
+        "8",
+    )
+    assert code == 0 and "n=7 tokens" in out and "h=4" in out
+    path = tmp_path / "s.json"
+    assert run(capsys, "export", "--preset", "mqa", "--out", str(path))[0] == 0
+    code, out, _ = run(capsys, "info", "--session", str(path))
+    assert code == 0 and out.startswith("MQA")
+
+
+def test_export_json_keeps_view_and_causal(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    code, _, _ = run(
+        capsys,
+        "export",
+        "--preset",
+        "toy",
+        "--causal",
+        "--stage",
+        "weights",
+        "--head",
+        "1",
+        "--query",
+        "2",
+        "--out",
+        str(path),
+    )
+    assert code == 0
+    s = load_session(path)
+    assert s.config.causal and (s.view.stage, s.view.head, s.view.query) == (3, 1, 2)
+    assert json.loads(path.read_text())["format"] == "mha-gui-session"
+
+
+def test_export_npz_matches_engine(capsys, tmp_path):
+    path = tmp_path / "a.npz"
+    assert run(capsys, "export", "--preset", "causal-6x16", "--out", str(path))[0] == 0
+    with np.load(path) as d:
+        assert np.array_equal(d["output"], load_preset("causal-6x16").run().output)
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["info", "--preset", "nope"], "unknown preset"),
+        (["info", "--session", "missing.json"], "does not exist"),
+        (["info", "--preset", "toy", "--seed", "3"], "only go with --preset random"),
+        (["info", "--preset", "random", "--tokens", "0"], "at least 1"),
+        (["info", "--preset", "random", "--tokens", "x"], "whole number"),
+        (["export", "--preset", "toy"], "--out"),
+        (["export", "--out", "OUT/x.docx"], "suffix"),
+        (["export", "--stage", "dance", "--out", "OUT/x.json"], "unknown stage"),
+        (["export", "--head", "2", "--out", "OUT/x.json"], "--head 2 is out of range"),
+        (["export", "--query", "9", "--out", "OUT/x.npz"], "--query 9 is out of range"),
+        (["export", "--handout", "--out", "OUT/x.png"], "--handout"),
+        (["export", "--out", "OUT/missing-dir/x.json"], "does not exist"),
+        (["export", "--theme", "pink", "--out", "OUT/x.png"], "invalid choice"),
+        (["frobnicate"], "unrecognized"),
+        (["--preset", "nope"], "unknown preset"),
+        (["missing-session.json"], "does not exist"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line_and_no_file(capsys, tmp_path, argv, words):
+    argv = [a.replace("OUT", str(tmp_path)) for a in argv]
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert err.startswith("mha-gui: error: ") and err.count("\n") == 1, err
+    assert words in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_session_file_is_one_line(capsys, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "mha-gui-session", "version": 2}')
+    code, _, err = run(capsys, "info", "--session", str(bad))
+    assert code == 2 and "version" in err and err.count("\n") == 1
+
+
+def test_python_dash_m_entry_point_and_no_traceback(tmp_path):
+    ok = subprocess.run(
+        [sys.executable, "-m", "mha_gui", "presets"], capture_output=True, text=True
+    )
+    assert ok.returncode == 0 and "toy" in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "mha_gui", "export", "--out", str(tmp_path / "x.bmp")],
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        bad.returncode == 2
+        and "Traceback" not in bad.stderr
+        and bad.stderr.startswith("mha-gui: error:")
+    )
