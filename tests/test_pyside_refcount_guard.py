@@ -10,7 +10,7 @@ import sys
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage, QPainter
 
-N = 3000
+N = 300  # enough to see a leak of one per call, too few to exhaust the ~570 refs to True
 
 
 class _Emitter(QObject):
@@ -40,5 +40,5 @@ def test_emits_and_void_calls_do_not_drop_none_or_true_references(qapp):
     finally:
         painter.end()
     # Immortal objects (3.12+) report a constant; on 3.11 a leak shows as a fall of ≥ N.
-    assert none_after >= none_before - N // 10, (none_before, none_after)
-    assert true_after >= true_before - N // 10, (true_before, true_after)
+    assert none_after >= none_before - N // 3, (none_before, none_after)
+    assert true_after >= true_before - N // 3, (true_before, true_after)
