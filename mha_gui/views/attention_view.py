@@ -1,12 +1,457 @@
-"""Heatmaps of the current stage for all heads."""
+"""Heatmaps of the current stage for all heads at once (the window's central area).
+
+Panels are rebuilt only when the stage, the shapes, the config or the theme change; a
+`traceChanged` only calls `setImage` on the panels of the heads that changed (plus Y,
+the contributions and H, which every edit touches). Levels are always explicit and
+shared by all panels of a stage, so heads can be compared by colour; a single colour
+bar on the right gives the scale.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
+
+from mha_gui import theme
+from mha_gui.engine.explain import explain_cell
+from mha_gui.engine.stages import STAGES
+from mha_gui.views.heatmap_panel import HeatmapPanel
+
+# Which matrix kinds each stage shows, per head (None = one panel for the whole layer).
+STAGE_KINDS = {
+    "input": (None, ("X",)),
+    "projections": ("head", ("Q", "K", "V")),
+    "scores": ("head", ("S",)),
+    "weights": ("head", ("A",)),
+    "mixing": ("head", ("Z",)),
+    "concat": (None, ("H",)),
+    "output": ("both", ("Y", "C")),
+}
+SUB = "<sub>{}</sub>"
+
+
+@dataclass
+class Group:
+    head: int  # -1 for a panel that is not a head's
+    kinds: tuple[str, ...]
+
+
+def sym_html(kind: str, head: int | None, config) -> str:
+    if kind in ("K", "V"):
+        return kind + SUB.format(config.kv_group(head))
+    if kind in ("Q", "S", "A", "Z"):
+        return kind + SUB.format(head)
+    if kind == "C":
+        lo, hi = head * config.d_v, (head + 1) * config.d_v
+        return f"Z{SUB.format(head)}W{SUB.format('O')}[{lo}:{hi},:]"
+    return kind
+
+
+def sym_text(kind: str, head: int | None, config) -> str:
+    if kind in ("K", "V"):
+        return f"{kind}_{config.kv_group(head)}"
+    if kind in ("Q", "S", "A", "Z", "C"):
+        return f"{kind}_{head}"
+    return kind
 
 
 class AttentionView(QWidget):
+    """Every head's panel for the current stage; the inspected head framed, the query row
+    outlined in every panel. Hover a cell for where its number came from."""
+
+    panelContextMenuRequested = Signal(str, int, QPoint)  # noqa: N815 - Qt naming
+
     def __init__(self, document, parent=None):
         super().__init__(parent)
         self.document = document
         self.setObjectName("attentionView")
+        self.setMinimumSize(320, 240)
+        self._theme = "light"
+        self._show_values = True
+        self.panels: dict[tuple[str, int], HeatmapPanel] = {}
+        self.titles: dict[int, pg.LabelItem] = {}
+        self.colorbar: pg.ColorBarItem | None = None
+        self.extras: list = []  # concat bands and block outlines
+        self._band_outline: dict[int, QGraphicsRectItem] = {}
+        self._built_stage: int | None = None
+        self._grid_cols = 0
+        self._levels: tuple[float, float] | None = None
+        self.rebuild_count = 0
+        self.update_count = 0
+
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setObjectName("attentionCanvas")
+        self.canvas.ci.setContentsMargins(6, 6, 6, 6)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.canvas)
+
+        self._rebuild_timer = QTimer(self)
+        self._rebuild_timer.setSingleShot(True)
+        self._rebuild_timer.setInterval(0)
+        self._rebuild_timer.timeout.connect(self.rebuild)
+
+        document.traceChanged.connect(self._on_trace)
+        document.shapeChanged.connect(self._schedule_rebuild)
+        document.configChanged.connect(self._schedule_rebuild)
+        document.tokensChanged.connect(self._on_tokens)
+        document.viewChanged.connect(self._on_view)
+        self.rebuild()
+
+    # ------------------------------------------------------------------ public ----
+    def set_theme(self, name: str) -> None:
+        theme.palette(name)  # validates
+        if name != self._theme:
+            self._theme = name
+            self.rebuild()
+
+    def set_show_values(self, show: bool) -> None:
+        self._show_values = bool(show)
+        for panel in self.panels.values():
+            panel.set_show_values(self._show_values)
+
+    @property
+    def stage_name(self) -> str:
+        return STAGES[self.document.view.stage].name
+
+    def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
+        """The hover text of a cell: kind is X Q K V S A Z H Y C, head the query head."""
+        doc = self.document
+        return explain_cell(
+            kind,
+            head,
+            row,
+            col,
+            trace=doc.trace(),
+            params=doc.session.params,
+            config=doc.config,
+            tokens=doc.tokens,
+        )
+
+    def panel_matrix(self, stage_name: str, head: int, part: str | None = None):
+        """(matrix, row_labels, col_labels, symbol) of the panel a context menu came from.
+
+        head -1 means the stage's non-head panel (X, H, Y). At `projections` a head has
+        three panels; `part` picks "Q", "K" or "V", default all three side by side.
+        """
+        doc = self.document
+        c, tokens = doc.config, doc.tokens
+        kinds = STAGE_KINDS[stage_name][1]
+        if stage_name == "projections" and part is None:
+            mats = [self._matrix(k, head) for k in kinds]
+            cols = [
+                f"{k.lower()}{j}"
+                for k, m in zip(kinds, mats, strict=True)
+                for j in range(m.shape[1])
+            ]
+            symbol = " | ".join(sym_text(k, head, c) for k in kinds)
+            return np.hstack(mats).copy(), tokens, cols, f"[{symbol}]"
+        if part is not None:
+            kind = part
+        elif stage_name == "output":
+            kind = "Y" if head < 0 else "C"
+        else:
+            kind = kinds[0]
+        h = None if head < 0 else head
+        matrix = self._matrix(kind, h).copy()
+        return matrix, tokens, self._col_labels(kind), sym_text(kind, h, c)
+
+    # ----------------------------------------------------------------- building ---
+    def _groups(self, stage: str) -> list[Group]:
+        mode, kinds = STAGE_KINDS[stage]
+        h = self.document.config.h
+        if mode is None:
+            return [Group(-1, kinds)]
+        if mode == "head":
+            return [Group(i, kinds) for i in range(h)]
+        return [Group(-1, (kinds[0],))] + [Group(i, (kinds[1],)) for i in range(h)]
+
+    def _grid_columns(self, groups: list[Group]) -> int:
+        count = len(groups)
+        parts = max(len(g.kinds) for g in groups)
+        w, h = max(self.width(), 320), max(self.height(), 240)
+        cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) / parts))))
+        rows = math.ceil(count / cols)
+        return math.ceil(count / rows)
+
+    def _schedule_rebuild(self) -> None:
+        self._rebuild_timer.start()
+
+    def rebuild(self) -> None:
+        """Create every panel for the current stage (stage, shape, config or theme changed)."""
+        self._rebuild_timer.stop()
+        self.rebuild_count += 1
+        doc = self.document
+        c = doc.config
+        pal = theme.palette(self._theme)
+        stage = self.stage_name
+        self.canvas.clear()
+        self.canvas.setBackground(pal.background)
+        self.panels.clear()
+        self.titles.clear()
+        self.extras.clear()
+        self._band_outline.clear()
+        self._built_stage = doc.view.stage
+        self._levels = None
+
+        groups = self._groups(stage)
+        ncols = self._grid_columns(groups)
+        self._grid_cols = ncols
+        nrows = math.ceil(len(groups) / ncols)
+        lut = theme.colormap_for("weights" if stage == "weights" else "signed")
+        many = len(groups) > 4
+        for idx, group in enumerate(groups):
+            cell = self.canvas.ci.addLayout(row=idx // ncols, col=idx % ncols)
+            cell.setContentsMargins(2, 2, 2, 2)
+            cell.setSpacing(2)
+            title = cell.addLabel("", row=0, col=0, colspan=len(group.kinds), size="11pt")
+            self.titles[group.head] = title
+            for j, kind in enumerate(group.kinds):
+                head = None if group.head < 0 else group.head
+                shape = self._matrix(kind, head).shape
+                plot = cell.addPlot(row=1, col=j)
+                if len(group.kinds) > 1:
+                    plot.setTitle(
+                        f"{sym_html(kind, head, c)}  <span style='color:{pal.muted}'>"
+                        f"{shape[0]}×{shape[1]}</span>",
+                        color=pal.text,
+                        size="10pt",
+                    )
+                panel = HeatmapPanel(
+                    plot,
+                    kind,
+                    head,
+                    shape,
+                    palette=pal,
+                    lut=lut,
+                    show_values=self._show_values,
+                    on_tooltip=self.cell_tooltip,
+                    on_click=self._cell_clicked,
+                    on_menu=self._menu,
+                    query_rows=kind not in ("K", "V"),
+                    top_margin=0.6 if kind == "H" else 0.0,
+                )
+                if kind in ("S", "A") and not many:
+                    plot.setLabel("left", "query", color=pal.muted)
+                    plot.setLabel("bottom", "key", color=pal.muted)
+                self.panels[(kind, group.head)] = panel
+            if len(group.kinds) > 1:
+                cell.layout.setRowStretchFactor(1, 1)
+        if stage == "concat":
+            self._add_concat_bands(self.panels[("H", -1)], pal)
+
+        levels = self._stage_levels(stage)
+        cmap = pg.ColorMap(np.linspace(0.0, 1.0, len(lut)), lut)
+        self.colorbar = pg.ColorBarItem(
+            values=levels,
+            colorMap=cmap,
+            interactive=False,
+            colorMapMenu=False,
+            width=14,
+            label=self._bar_label(stage),
+        )
+        for name in ("right", "left"):
+            axis = self.colorbar.getAxis(name)
+            axis.setTextPen(pg.mkPen(pal.text))
+            axis.setPen(pg.mkPen(pal.muted))
+        self.canvas.ci.addItem(self.colorbar, row=0, col=ncols, rowspan=nrows)
+        self._relabel()
+        self._update_all()
+        self._update_highlights()
+
+    def _bar_label(self, stage: str) -> str:
+        return {
+            "input": "X",
+            "projections": "Q, K, V",
+            "scores": "score",
+            "weights": "weight (0–1)",
+            "mixing": "Z",
+            "concat": "H",
+            "output": "Y, contributions",
+        }[stage]
+
+    def _add_concat_bands(self, panel: HeatmapPanel, pal: theme.Palette) -> None:
+        c = self.document.config
+        plot = panel.plot
+        for i in range(c.h):
+            band = QGraphicsRectItem(QRectF(i * c.d_v + 0.04, -0.56, c.d_v - 0.08, 0.46))
+            band.setBrush(QBrush(QColor(theme.head_color(i))))
+            band.setPen(QPen(Qt.PenStyle.NoPen))
+            plot.addItem(band, ignoreBounds=True)
+            label = pg.TextItem("", color="#ffffff")
+            label.setHtml(f"<b>Z<sub>{i}</sub></b>")
+            label.setColor("#ffffff")
+            label.setAnchor((0.5, 0.5))
+            label.setPos(i * c.d_v + c.d_v / 2, -0.33)
+            label.setZValue(4)
+            plot.addItem(label, ignoreBounds=True)
+            outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.58, c.d_v, c.n + 0.58))
+            pen = QPen(QColor(theme.head_color(i)))
+            pen.setCosmetic(True)
+            pen.setWidthF(4.0)
+            outline.setPen(pen)
+            outline.setZValue(5)
+            outline.setVisible(False)
+            plot.addItem(outline, ignoreBounds=True)
+            self._band_outline[i] = outline
+            if i:
+                line = pg.InfiniteLine(
+                    pos=i * c.d_v, angle=90, pen=pg.mkPen(pal.background, width=2)
+                )
+                line.setZValue(2.5)
+                plot.addItem(line, ignoreBounds=True)
+            self.extras += [band, label, outline]
+
+    # ------------------------------------------------------------------ content ---
+    def _matrix(self, kind: str, head: int | None) -> np.ndarray:
+        doc = self.document
+        t = doc.trace()
+        c = doc.config
+        if kind == "X":
+            return doc.matrix("X")
+        if kind == "H":
+            return t.concat
+        if kind == "Y":
+            return t.output
+        g = c.kv_group(head)
+        return {
+            "Q": lambda: t.q[head],
+            "K": lambda: t.k[g],
+            "V": lambda: t.v[g],
+            "S": lambda: t.scores[head],
+            "A": lambda: t.weights[head],
+            "Z": lambda: t.heads[head],
+            "C": lambda: t.contributions[head],
+        }[kind]()
+
+    def _col_labels(self, kind: str) -> list[str]:
+        c = self.document.config
+        if kind in ("S", "A"):
+            return self.document.tokens
+        width = {
+            "X": c.d_model,
+            "Q": c.d_k,
+            "K": c.d_k,
+            "V": c.d_v,
+            "Z": c.d_v,
+            "Y": c.d_model,
+            "C": c.d_model,
+        }.get(kind)
+        if kind == "H":
+            return [str(j % c.d_v) for j in range(c.h * c.d_v)]
+        return [str(j) for j in range(width)]
+
+    def _stage_levels(self, stage: str) -> tuple[float, float]:
+        if stage == "weights":
+            return theme.levels_for("weights")
+        arrays = [self._matrix(kind, None if head < 0 else head) for kind, head in self.panels]
+        return theme.levels_for("signed", *arrays)
+
+    def _update_all(self, heads=None) -> None:
+        doc = self.document
+        blocked = doc.trace().mask
+        levels = self._stage_levels(self.stage_name)
+        relevel = levels != self._levels
+        self._levels = levels
+        if relevel and self.colorbar is not None:
+            self.colorbar.setLevels(values=levels)
+        for (kind, head), panel in self.panels.items():
+            if not (relevel or heads is None or self._depends(kind, head, heads)):
+                continue
+            self.update_count += 1
+            h = None if head < 0 else head
+            panel.set_matrix(self._matrix(kind, h), levels, blocked if kind in ("S", "A") else None)
+
+    @staticmethod
+    def _depends(kind: str, head: int, heads: frozenset) -> bool:
+        if kind in ("Y", "C"):
+            return True
+        if kind == "H":
+            return bool(heads)
+        if kind == "X":
+            return False
+        return head in heads
+
+    def _relabel(self) -> None:
+        tokens = self.document.tokens
+        limit = 16 if len(self.panels) <= 4 else 10
+        for (kind, _head), panel in self.panels.items():
+            panel.set_axis_labels(tokens, self._col_labels(kind), limit)
+
+    def _update_highlights(self) -> None:
+        doc = self.document
+        c = doc.config
+        pal = theme.palette(self._theme)
+        inspected, query = doc.view.head, doc.view.query
+        for head, label in self.titles.items():
+            if head < 0:
+                kinds = STAGE_KINDS[self.stage_name][1]
+                name = {"X": "input X", "H": "H = Concat(Z₀ … )", "Y": "output Y = Σ contributions"}
+                text = name.get(kinds[0], kinds[0])
+                label.setText(
+                    f"{text}  <span style='color:{pal.muted}'>{self._shape_text(kinds[0])}</span>",
+                    color=pal.text,
+                    size="11pt",
+                    bold=True,
+                )
+                continue
+            colour = theme.head_color(head)
+            kinds = [k for k, h in self.panels if h == head]
+            if len(kinds) == 1:
+                detail = f" · {sym_html(kinds[0], head, c)}"
+            elif c.variant != "MHA":
+                detail = f" · K/V group {c.kv_group(head)}"
+            else:
+                detail = ""
+            mark = "▶ " if head == inspected else ""
+            label.setText(
+                f"{mark}head {head}{detail}",
+                color=colour,
+                size="12pt" if head == inspected else "11pt",
+                bold=head == inspected,
+            )
+        for (_kind, head), panel in self.panels.items():
+            on = head >= 0 and head == inspected
+            panel.set_frame(theme.head_color(head) if on else None)
+            panel.set_query(query)
+        for i, outline in self._band_outline.items():
+            outline.setVisible(i == inspected)
+
+    def _shape_text(self, kind: str) -> str:
+        panel = next(p for (k, _h), p in self.panels.items() if k == kind)
+        return f"{panel.rows}×{panel.cols}"
+
+    # ------------------------------------------------------------------ signals ---
+    def _on_trace(self, heads) -> None:
+        if self._rebuild_timer.isActive():
+            self.rebuild()
+            return
+        self._update_all(heads)
+
+    def _on_tokens(self) -> None:
+        self._relabel()
+
+    def _on_view(self) -> None:
+        if self.document.view.stage != self._built_stage:
+            self.rebuild()
+        else:
+            self._update_highlights()
+
+    def _cell_clicked(self, head: int | None, row: int) -> None:
+        if head is not None:
+            self.document.set_head(head)
+        self.document.set_query(row)
+
+    def _menu(self, head: int | None, pos: QPoint) -> None:
+        self.panelContextMenuRequested.emit(self.stage_name, -1 if head is None else head, pos)
+
+    def resizeEvent(self, event):  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.panels and self._grid_columns(self._groups(self.stage_name)) != self._grid_cols:
+            self._schedule_rebuild()

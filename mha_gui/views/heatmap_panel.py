@@ -1,0 +1,300 @@
+"""One labelled matrix heatmap inside a pyqtgraph layout: the building block of the views.
+
+A `HeatmapPanel` owns a PlotItem's contents: a row-major ImageItem with explicit levels
+(never auto-levels: constant matrices and -inf break them), token tick labels, a
+grey "blocked" overlay for masked cells, an outline for the selected query row, and
+optional cell value labels. Cell labels are created once per shape and only `setText`
+afterwards (a TextItem costs ~0.4 ms to create).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
+
+from mha_gui import theme
+from mha_gui.engine.values import format_value
+
+# Print values only in matrices at most this many rows and columns.
+VALUE_LIMIT = 12
+TICK_FONT_PT = 10
+
+
+def tick_step(count: int, limit: int = 16) -> int:
+    """Label every k-th row/column so that at most about `limit` labels are drawn."""
+    return max(1, math.ceil(count / limit))
+
+
+def cell_ticks(labels: list[str], limit: int = 16) -> list[list[tuple[float, str]]]:
+    step = tick_step(len(labels), limit)
+    major = [(i + 0.5, str(labels[i])) for i in range(0, len(labels), step)]
+    return [major, []]
+
+
+class CellImage(pg.ImageItem):
+    """An ImageItem that reports hovered and clicked cells to its panel."""
+
+    def __init__(self, panel: HeatmapPanel):
+        super().__init__(axisOrder="row-major")
+        self.panel = panel
+        self._last_cell: tuple[int, int] | None = None
+        self.setAcceptHoverEvents(True)
+
+    def _cell(self, pos) -> tuple[int, int] | None:
+        if self.image is None:
+            return None
+        rows, cols = self.image.shape[:2]
+        r, c = math.floor(pos.y()), math.floor(pos.x())
+        if 0 <= r < rows and 0 <= c < cols:
+            return r, c
+        return None
+
+    def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph's name
+        if ev.isExit():
+            self._last_cell = None
+            QToolTip.hideText()
+            return
+        cell = self._cell(ev.pos())
+        if cell is None or cell == self._last_cell:
+            return
+        self._last_cell = cell
+        text = self.panel.tooltip(*cell)
+        if text:
+            QToolTip.showText(ev.screenPos().toPoint(), text)
+
+    def mouseClickEvent(self, ev):  # noqa: N802 - pyqtgraph's name
+        cell = self._cell(ev.pos())
+        if ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            self.panel.context_menu(ev.screenPos().toPoint())
+        elif ev.button() == Qt.MouseButton.LeftButton and cell is not None:
+            ev.accept()
+            self.panel.clicked(*cell)
+
+
+class HeatmapPanel:
+    """The contents of one PlotItem showing one matrix.
+
+    `kind` is the explain kind (X, Q, K, V, S, A, Z, H, Y, C); `head` the query head or
+    None. `on_tooltip(kind, head, row, col)`, `on_click(head, row)` and
+    `on_menu(head, global_pos)` are called back by the image.
+    """
+
+    def __init__(
+        self,
+        plot: pg.PlotItem,
+        kind: str,
+        head: int | None,
+        shape: tuple[int, int],
+        *,
+        palette: theme.Palette,
+        lut: np.ndarray,
+        show_values: bool = True,
+        on_tooltip: Callable | None = None,
+        on_click: Callable | None = None,
+        on_menu: Callable | None = None,
+        query_rows: bool = True,
+        top_margin: float = 0.0,
+    ):
+        self.plot, self.kind, self.head = plot, kind, head
+        self.rows, self.cols = shape
+        self.palette, self.lut = palette, lut
+        self.on_tooltip, self.on_click, self.on_menu = on_tooltip, on_click, on_menu
+        self.query_rows = query_rows
+        self.matrix: np.ndarray | None = None
+        self.levels = (-1.0, 1.0)
+        self._display = np.zeros(shape)
+        self._blocked: np.ndarray | None = None
+        self._show_values = show_values
+        self._value_font_px = 0
+
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        plot.setMouseEnabled(x=False, y=False)
+        vb = plot.getViewBox()
+        vb.invertY(True)
+        vb.disableAutoRange()
+        vb.setRange(
+            xRange=(0, self.cols), yRange=(-top_margin, self.rows), padding=0, disableAutoRange=True
+        )
+        self.image = CellImage(self)
+        self.image.setLookupTable(lut)
+        plot.addItem(self.image)
+
+        self.blocked_fill = QGraphicsPathItem()
+        self.blocked_fill.setPen(QPen(Qt.PenStyle.NoPen))
+        self.blocked_fill.setBrush(QBrush(QColor(palette.blocked)))
+        self.blocked_fill.setZValue(1)
+        self.blocked_hatch = QGraphicsPathItem()
+        pen = QPen(QColor(palette.hatch))
+        pen.setCosmetic(True)
+        pen.setWidthF(1.2)
+        self.blocked_hatch.setPen(pen)
+        self.blocked_hatch.setZValue(1.5)
+        plot.addItem(self.blocked_fill, ignoreBounds=True)
+        plot.addItem(self.blocked_hatch, ignoreBounds=True)
+
+        self.query_rect = QGraphicsRectItem()
+        qpen = QPen(QColor(palette.highlight))
+        qpen.setCosmetic(True)
+        qpen.setWidthF(3.0)
+        self.query_rect.setPen(qpen)
+        self.query_rect.setBrush(QBrush(Qt.BrushStyle.NoBrush))
+        self.query_rect.setZValue(3)
+        self.query_rect.setVisible(False)
+        plot.addItem(self.query_rect, ignoreBounds=True)
+
+        font = QFont()
+        font.setPointSize(TICK_FONT_PT)
+        for name in ("left", "bottom"):
+            axis = plot.getAxis(name)
+            axis.setStyle(tickFont=font, tickLength=0, tickTextOffset=3)
+            axis.setPen(pg.mkPen(palette.muted))
+            axis.setTextPen(pg.mkPen(palette.text))
+
+        self.labels: list[list[pg.TextItem]] = []
+        if self.rows <= VALUE_LIMIT and self.cols <= VALUE_LIMIT:
+            for r in range(self.rows):
+                row = []
+                for c in range(self.cols):
+                    item = pg.TextItem("", color=palette.text, anchor=(0.5, 0.5))
+                    item.setPos(c + 0.5, r + 0.5)
+                    item.setZValue(2)
+                    plot.addItem(item, ignoreBounds=True)
+                    row.append(item)
+                self.labels.append(row)
+            vb.sigResized.connect(self._fit_labels)
+
+    # ------------------------------------------------------------------ content ---
+    def set_axis_labels(self, rows: list[str], cols: list[str], limit: int = 16) -> None:
+        self.plot.getAxis("left").setTicks(cell_ticks(rows, limit))
+        self.plot.getAxis("bottom").setTicks(cell_ticks(cols, limit))
+
+    def set_matrix(
+        self,
+        matrix: np.ndarray,
+        levels: tuple[float, float],
+        blocked: np.ndarray | None = None,
+    ) -> None:
+        """Show `matrix` (rows × cols); `blocked` cells are drawn grey with a × overlay."""
+        self.matrix = matrix
+        self.levels = levels
+        finite = np.isfinite(matrix)
+        mid = (levels[0] + levels[1]) / 2
+        np.copyto(self._display, np.where(finite, matrix, mid))
+        self.image.setImage(self._display, levels=levels, autoLevels=False)
+        if blocked is not None and not blocked.any():
+            blocked = None
+        if not _same(blocked, self._blocked):
+            self._blocked = None if blocked is None else blocked.copy()
+            self._draw_blocked()
+        self._update_labels()
+
+    def set_levels(self, levels: tuple[float, float]) -> None:
+        if self.matrix is not None:
+            self.set_matrix(self.matrix, levels, self._blocked)
+
+    def _draw_blocked(self) -> None:
+        fill, cross = QPainterPath(), QPainterPath()
+        if self._blocked is not None:
+            for r in range(self.rows):
+                cols = np.flatnonzero(self._blocked[r])
+                if not cols.size:
+                    continue
+                # contiguous runs become one rectangle each
+                breaks = np.flatnonzero(np.diff(cols) > 1)
+                starts = np.concatenate(([cols[0]], cols[breaks + 1]))
+                ends = np.concatenate((cols[breaks], [cols[-1]]))
+                for a, b in zip(starts, ends, strict=True):
+                    fill.addRect(QRectF(float(a), float(r), float(b - a + 1), 1.0))
+                if self.rows <= 48:
+                    for c in cols:
+                        m = 0.3
+                        cross.moveTo(c + m, r + m)
+                        cross.lineTo(c + 1 - m, r + 1 - m)
+                        cross.moveTo(c + 1 - m, r + m)
+                        cross.lineTo(c + m, r + 1 - m)
+        self.blocked_fill.setPath(fill)
+        self.blocked_hatch.setPath(cross)
+
+    def _update_labels(self) -> None:
+        if not self.labels or self.matrix is None:
+            return
+        visible = self._show_values and self._value_font_px >= 7
+        colours = theme.colors_for(self.matrix, self.levels, self.lut)
+        for r, row in enumerate(self.labels):
+            for c, item in enumerate(row):
+                if not visible:
+                    item.setVisible(False)
+                    continue
+                value = float(self.matrix[r, c])
+                blocked = self._blocked is not None and self._blocked[r, c]
+                if blocked:
+                    text, colour = "", self.palette.text
+                else:
+                    text = format_value(value, 2)
+                    colour = theme.text_color_on(colours[r, c])
+                if item.textItem.toPlainText() != text:
+                    item.setText(text)
+                if item.color.name() != colour:
+                    item.setColor(colour)
+                item.setVisible(True)
+
+    def _fit_labels(self, *_args) -> None:
+        rect = self.plot.getViewBox().sceneBoundingRect()
+        if rect.width() <= 0 or not self.labels:
+            return
+        cw, ch = rect.width() / self.cols, rect.height() / self.rows
+        size = int(min(cw / 3.6, ch * 0.42, 18))
+        if size != self._value_font_px:
+            self._value_font_px = size
+            if size >= 7:
+                font = QFont()
+                font.setPixelSize(size)
+                for row in self.labels:
+                    for item in row:
+                        item.setFont(font)
+            self._update_labels()
+
+    def set_show_values(self, show: bool) -> None:
+        self._show_values = bool(show)
+        self._update_labels()
+
+    # ------------------------------------------------------------- highlights -----
+    def set_query(self, row: int | None) -> None:
+        if row is None or not self.query_rows or not 0 <= row < self.rows:
+            self.query_rect.setVisible(False)
+            return
+        self.query_rect.setRect(QRectF(0.0, float(row), float(self.cols), 1.0))
+        self.query_rect.setVisible(True)
+
+    def set_frame(self, colour: str | None, width: float = 4.0) -> None:
+        vb = self.plot.getViewBox()
+        if colour is None:
+            vb.setBorder(None)
+        else:
+            vb.setBorder(pg.mkPen(colour, width=width))
+
+    # -------------------------------------------------------------- callbacks -----
+    def tooltip(self, row: int, col: int) -> str:
+        return self.on_tooltip(self.kind, self.head, row, col) if self.on_tooltip else ""
+
+    def clicked(self, row: int, col: int) -> None:
+        if self.on_click:
+            self.on_click(self.head, row)
+
+    def context_menu(self, pos: QPoint) -> None:
+        if self.on_menu:
+            self.on_menu(self.head, pos)
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.array_equal(a, b))
