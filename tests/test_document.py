@@ -1,0 +1,161 @@
+"""The Qt-side document: undoable edits, signals only on real change, one recompute per turn."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+
+from mha_gui.document import Document
+from mha_gui.engine import load_preset
+
+
+@pytest.fixture
+def doc(qapp):
+    d = Document()
+    yield d
+    d.deleteLater()
+
+
+class Recorder:
+    def __init__(self, doc):
+        self.events = []
+        for name in (
+            "valuesChanged",
+            "shapeChanged",
+            "configChanged",
+            "tokensChanged",
+            "viewChanged",
+            "traceChanged",
+        ):
+            getattr(doc, name).connect(lambda *a, name=name: self.events.append((name, *a)))
+
+    def names(self):
+        return [e[0] for e in self.events]
+
+
+def test_many_edits_in_one_turn_give_one_recompute_and_one_trace_signal(doc, qtbot):
+    rec = Recorder(doc)
+    before = doc.recompute_count
+    for i in range(50):
+        assert doc.set_value("W_Q", (0, i % 4, i % 2), str(i / 10))
+    with qtbot.waitSignal(doc.traceChanged, timeout=1000):
+        pass
+    assert rec.names().count("traceChanged") == 1
+    assert doc.recompute_count == before + 1
+    ref = doc.session.run()
+    np.testing.assert_allclose(doc.trace().weights, ref.weights)
+
+
+def test_setting_the_same_value_emits_nothing_and_pushes_nothing(doc, qapp):
+    rec = Recorder(doc)
+    current = float(doc.matrix("X")[0, 0])
+    assert doc.set_value("X", (0, 0), current)
+    doc.set_head(doc.view.head)
+    doc.set_config(n=doc.config.n)
+    qapp.processEvents()
+    assert rec.events == [] and doc.undo_stack.count() == 0 and not doc.is_modified
+
+
+@pytest.mark.parametrize("text", ["abc", "nan", "inf", "-inf", "", "2e6", "1e400"])
+def test_bad_values_are_refused_and_change_nothing(doc, qapp, text):
+    before = {k: v.copy() for k, v in doc.session.params.as_dict().items()}
+    rec = Recorder(doc)
+    assert doc.set_value("W_K", (1, 0, 0), text) is False
+    assert doc.check_value(text)
+    qapp.processEvents()
+    assert rec.events == [] and doc.undo_stack.count() == 0
+    for k, v in before.items():
+        assert np.array_equal(doc.matrix(k), v)
+
+
+def test_undo_redo_restore_exact_arrays_and_trace(doc, qapp):
+    x0 = doc.matrix("X").copy()
+    y0 = doc.trace().output.copy()
+    doc.set_value("X", (2, 1), "0.3")
+    doc.set_block("W_O", None, 1, 1, np.array([[9.0, 8.0], [7.0, 6.0]]))
+    qapp.processEvents()
+    y1 = doc.trace().output.copy()
+    assert not np.array_equal(y0, y1)
+    assert doc.undo_stack.undoText() == "Paste into W_O"
+    doc.undo_stack.undo()
+    doc.undo_stack.undo()
+    qapp.processEvents()
+    assert np.array_equal(doc.matrix("X"), x0) and np.array_equal(doc.trace().output, y0)
+    assert not doc.is_modified
+    doc.undo_stack.redo()
+    doc.undo_stack.redo()
+    assert np.array_equal(doc.trace().output, y1)
+
+
+def test_a_scrub_is_one_undo_step(doc):
+    start = float(doc.matrix("W_V")[0, 1, 1])
+    for i in range(30):
+        doc.set_value("W_V", (0, 1, 1), start + i * 0.1, merge_key=("drag", 1))
+    assert doc.undo_stack.count() == 1
+    doc.undo_stack.undo()
+    assert float(doc.matrix("W_V")[0, 1, 1]) == start
+
+
+def test_paste_that_does_not_fit_is_refused(doc):
+    with pytest.raises(ValueError, match="does not fit"):
+        doc.set_block("X", None, 3, 3, np.ones((2, 2)))
+    with pytest.raises(ValueError):
+        doc.set_block("X", None, 0, 0, np.array([[np.nan]]))
+    assert doc.undo_stack.count() == 0
+
+
+def test_dimension_change_keeps_values_and_is_one_undo_step(doc, qapp):
+    old = {k: v.copy() for k, v in doc.session.params.as_dict().items()}
+    rec = Recorder(doc)
+    doc.set_config(n=6, h=4, d_v=3)
+    qapp.processEvents()
+    assert "shapeChanged" in rec.names() and doc.undo_stack.count() == 1
+    assert np.array_equal(doc.matrix("X")[:4], old["X"])
+    assert np.array_equal(doc.matrix("W_Q")[:2], old["W_Q"])
+    wo = doc.matrix("W_O").reshape(4, 3, 4)
+    assert np.array_equal(wo[:2, :2], old["W_O"].reshape(2, 2, 4))  # head blocks stay put
+    assert doc.tokens[:4] == ["the", "cat", "sat", "down"] and len(doc.tokens) == 6
+    assert doc.trace().weights.shape == (4, 6, 6)
+    doc.undo_stack.undo()
+    qapp.processEvents()
+    for k, v in old.items():
+        assert np.array_equal(doc.matrix(k), v)
+    assert doc.trace().weights.shape == (2, 4, 4)
+
+
+def test_impossible_dimensions_are_refused_without_change(doc):
+    with pytest.raises(ValueError, match="must divide"):
+        doc.set_config(h_kv=3)
+    assert doc.undo_stack.count() == 0 and doc.config.h_kv == 2
+
+
+def test_causal_toggle_changes_weights_and_undoes(doc, qapp):
+    doc.set_causal(True)
+    qapp.processEvents()
+    w = doc.trace().weights
+    assert np.all(np.triu(w, 1) == 0)
+    doc.undo_stack.undo()
+    assert doc.trace().weights[0, 0, 1] > 0
+
+
+def test_view_state_is_clamped_and_not_undoable(doc):
+    rec = Recorder(doc)
+    doc.set_stage(99)
+    doc.set_head(-3)
+    doc.set_query(2)
+    assert (doc.view.stage, doc.view.head, doc.view.query) == (6, 0, 2)
+    assert rec.names().count("viewChanged") == 2 and doc.undo_stack.count() == 0
+
+
+def test_save_and_open_round_trip_mark_clean(doc, tmp_path):
+    doc.set_value("X", (0, 0), "0.7")
+    assert doc.is_modified
+    path = doc.save(tmp_path / "s.json")
+    assert not doc.is_modified and doc.display_name == "s.json"
+    other = Document(load_preset("gqa"))
+    other.open_file(path)
+    assert float(other.matrix("X")[0, 0]) == 0.7 and not other.is_modified
+    assert other.undo_stack.count() == 0
+    other.deleteLater()
