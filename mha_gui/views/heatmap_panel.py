@@ -26,6 +26,15 @@ VALUE_LIMIT = 12
 TICK_FONT_PT = 10
 
 
+def decimals_for(matrix: np.ndarray) -> int:
+    """Decimals that keep two significant digits of the largest finite value (0–5)."""
+    finite = np.abs(matrix[np.isfinite(matrix)])
+    peak = float(finite.max()) if finite.size else 0.0
+    if peak == 0.0:
+        return 2
+    return int(min(5, max(0, 1 - math.floor(math.log10(peak)))))
+
+
 def tick_step(count: int, limit: int = 16) -> int:
     """Label every k-th row/column so that at most about `limit` labels are drawn."""
     return max(1, math.ceil(count / limit))
@@ -101,6 +110,7 @@ class HeatmapPanel:
         on_menu: Callable | None = None,
         query_rows: bool = True,
         top_margin: float = 0.0,
+        value_limit: int = VALUE_LIMIT,
     ):
         self.plot, self.kind, self.head = plot, kind, head
         self.rows, self.cols = shape
@@ -159,7 +169,7 @@ class HeatmapPanel:
             axis.setTextPen(pg.mkPen(palette.text))
 
         self.labels: list[list[pg.TextItem]] = []
-        if self.rows <= VALUE_LIMIT and self.cols <= VALUE_LIMIT:
+        if self.rows <= value_limit and self.cols <= value_limit:
             for r in range(self.rows):
                 row = []
                 for c in range(self.cols):
@@ -228,6 +238,7 @@ class HeatmapPanel:
             return
         visible = self._show_values and self._value_font_px >= 7
         colours = theme.colors_for(self.matrix, self.levels, self.lut)
+        decimals = max(2, decimals_for(self.matrix))
         for r, row in enumerate(self.labels):
             for c, item in enumerate(row):
                 if not visible:
@@ -238,7 +249,7 @@ class HeatmapPanel:
                 if blocked:
                     text, colour = "", self.palette.text
                 else:
-                    text = format_value(value, 2)
+                    text = format_value(value, decimals)
                     colour = theme.text_color_on(colours[r, c])
                 if item.textItem.toPlainText() != text:
                     item.setText(text)
@@ -251,7 +262,7 @@ class HeatmapPanel:
         if rect.width() <= 0 or not self.labels:
             return
         cw, ch = rect.width() / self.cols, rect.height() / self.rows
-        size = int(min(cw / 3.6, ch * 0.42, 18))
+        size = int(min(cw / 4.0, ch * 0.42, 18))
         if size != self._value_font_px:
             self._value_font_px = size
             if size >= 7:

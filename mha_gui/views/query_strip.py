@@ -1,8 +1,22 @@
-"""One query token followed through the selected head."""
+"""One query token followed through the inspected head: q_i → s → a → z_i.
+
+The path a student walks by hand: the query vector, its scaled scores against every
+key (blocked keys marked), the softmax weights (0..1, summing to 1) and the mixed value
+vector. Beside it, the same query's weights in every head, so heads can be compared
+without hiding any.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QWidget
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from mha_gui import theme
+from mha_gui.engine.explain import explain_cell
+from mha_gui.views.heatmap_panel import HeatmapPanel
+
+STRIP_VALUE_LIMIT = 16
 
 
 class QueryStrip(QWidget):
@@ -10,3 +24,164 @@ class QueryStrip(QWidget):
         super().__init__(parent)
         self.document = document
         self.setObjectName("queryStrip")
+        self._theme = "light"
+        self._show_values = True
+        self.panels: dict[str, HeatmapPanel] = {}
+        self.titles: dict[str, pg.LabelItem] = {}
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setObjectName("queryStripCanvas")
+        self.canvas.ci.setContentsMargins(4, 2, 4, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.canvas)
+        self.setMinimumHeight(120)
+
+        document.traceChanged.connect(self._on_trace)
+        document.shapeChanged.connect(self.rebuild)
+        document.configChanged.connect(self.rebuild)
+        document.tokensChanged.connect(self._refresh_all)
+        document.viewChanged.connect(self._refresh_all)
+        self.rebuild()
+
+    def sizeHint(self):  # noqa: N802 - Qt's name
+        hint = super().sizeHint()
+        hint.setHeight(150 + 14 * min(self.document.config.h, 8))
+        return hint
+
+    # ------------------------------------------------------------------ public ----
+    def set_theme(self, name: str) -> None:
+        theme.palette(name)
+        if name != self._theme:
+            self._theme = name
+            self.rebuild()
+
+    def set_show_values(self, show: bool) -> None:
+        self._show_values = bool(show)
+        for panel in self.panels.values():
+            panel.set_show_values(self._show_values)
+
+    def cell_tooltip(self, part: str, row: int, col: int) -> str:
+        """Hover text of a strip cell; part is q, s, a, z or heads (row = head there)."""
+        doc = self.document
+        view = doc.view
+        kind, head = {"q": "Q", "s": "S", "a": "A", "z": "Z", "heads": "A"}[part], view.head
+        if part == "heads":
+            head = row
+        return explain_cell(
+            kind,
+            head,
+            view.query,
+            col,
+            trace=doc.trace(),
+            params=doc.session.params,
+            config=doc.config,
+            tokens=doc.tokens,
+        )
+
+    # ----------------------------------------------------------------- building ---
+    def rebuild(self) -> None:
+        c = self.document.config
+        pal = theme.palette(self._theme)
+        self.canvas.clear()
+        self.canvas.setBackground(pal.background)
+        self.panels.clear()
+        self.titles.clear()
+        parts = (
+            ("q", (1, c.d_k), theme.DIVERGING),
+            ("s", (1, c.n), theme.DIVERGING),
+            ("a", (1, c.n), theme.SEQUENTIAL),
+            ("z", (1, c.d_v), theme.DIVERGING),
+        )
+        ci = self.canvas.ci
+        col = 0
+        for k, (name, shape, lut) in enumerate(parts):
+            if k:
+                ci.addLabel("→", row=1, col=col, size="16pt", color=pal.muted)
+                col += 1
+            self.titles[name] = ci.addLabel("", row=0, col=col, size="10pt")
+            plot = ci.addPlot(row=1, col=col)
+            ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
+            self.panels[name] = self._panel(plot, name, shape, lut, pal)
+            plot.getAxis("left").setWidth(4)
+            plot.hideAxis("left")
+            col += 1
+        # the same query's weights in every head (rows = heads)
+        col += 0
+        self.titles["heads"] = ci.addLabel("", row=0, col=col, size="10pt")
+        plot = ci.addPlot(row=1, col=col)
+        ci.layout.setColumnStretchFactor(col, max(3, c.n))
+        self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), theme.SEQUENTIAL, pal)
+        self._refresh_all()
+
+    def _panel(self, plot, name, shape, lut, pal) -> HeatmapPanel:
+        panel = HeatmapPanel(
+            plot,
+            "A" if name == "heads" else name.upper(),
+            None,
+            shape,
+            palette=pal,
+            lut=lut,
+            show_values=self._show_values,
+            on_tooltip=lambda _k, _h, r, c, part=name: self.cell_tooltip(part, r, c),
+            on_click=lambda _h, r, part=name: self._clicked(part, r),
+            query_rows=name == "heads",
+            value_limit=STRIP_VALUE_LIMIT,
+        )
+        plot.setMinimumHeight(40)
+        return panel
+
+    def _clicked(self, part: str, row: int) -> None:
+        if part == "heads":
+            self.document.set_head(row)
+
+    # ------------------------------------------------------------------ content ---
+    def _refresh_all(self, *_args) -> None:
+        self._update(None)
+
+    def _on_trace(self, heads) -> None:
+        self._update(heads)
+
+    def _update(self, heads) -> None:
+        doc = self.document
+        if not self.panels:
+            return
+        c, t, view = doc.config, doc.trace(), doc.view
+        i, j, g = view.head, view.query, c.kv_group(view.head)
+        pal = theme.palette(self._theme)
+        tokens = doc.tokens
+        mask_row = t.mask[j][None, :]
+        if heads is None or i in heads:
+            q = t.q[i, j][None, :]
+            s = t.scores[i, j][None, :]
+            z = t.heads[i, j][None, :]
+            self.panels["q"].set_matrix(q, theme.levels_for("signed", q))
+            self.panels["s"].set_matrix(s, theme.levels_for("signed", s), mask_row)
+            self.panels["a"].set_matrix(t.weights[i, j][None, :], (0.0, 1.0), mask_row)
+            self.panels["z"].set_matrix(z, theme.levels_for("signed", z))
+        if heads is None or heads:
+            self.panels["heads"].set_matrix(
+                t.weights[:, j, :], (0.0, 1.0), np.repeat(mask_row, c.h, axis=0)
+            )
+        if heads is not None:
+            return
+        token = tokens[j]
+        colour = theme.head_color(i)
+        kv = f"K_{g}" if c.variant != "MHA" else f"K_{i}"
+        scale = "/ √d_k" if c.scale is None else f"· {c.scale:g}"
+        for name, text in (
+            ("q", f"q = Q<sub>{i}</sub>[{token}]  1×{c.d_k}"),
+            ("s", f"s = q {kv}ᵀ {scale}  1×{c.n}"),
+            ("a", f"a = softmax(s)  1×{c.n}"),
+            ("z", f"z<sub>{i}</sub> = a V<sub>{g}</sub>  1×{c.d_v}"),
+        ):
+            self.titles[name].setText(text, color=colour, size="10pt", bold=True)
+        self.titles["heads"].setText(
+            f"“{token}” weights in every head  {c.h}×{c.n}", color=pal.text, size="10pt"
+        )
+        self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
+        self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])
+        for name in ("s", "a"):
+            self.panels[name].set_axis_labels([token], tokens)
+        heads_panel = self.panels["heads"]
+        heads_panel.set_axis_labels([f"head {h}" for h in range(c.h)], tokens)
+        heads_panel.set_query(i)
