@@ -120,6 +120,14 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     tmp = Path(tmp_name)
     try:
         write(tmp)
+        # mkstemp makes 0600 files: give the result the mode a plain open() would have
+        # (or keep the mode of the file being replaced).
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -1,0 +1,146 @@
+"""The one entry point for every export, shared by `mha-gui export` and the window.
+
+    export_to(session, "scores.svg", stage="scores", head=None, query=2)
+
+PATH's suffix picks the output. Every argument is checked before anything is written,
+and every file goes through `engine.session.atomic_write` (a temporary file in the
+target folder, renamed at the end): a failed export leaves no file behind and never
+replaces an existing file with a partial one. Every problem is a one-line ValueError.
+"""
+
+from __future__ import annotations
+
+import numbers
+from pathlib import Path
+
+from mha_gui import theme
+from mha_gui.engine.session import Session, atomic_write, save_npz, save_session
+from mha_gui.engine.stages import Stage, stage_by_name
+
+FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
+SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
+WIDTH_RANGE = (200, 10_000)
+DECIMALS_RANGE = (0, 10)
+FRAME_MS_RANGE = (20, 60_000)
+
+
+def _whole(name: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{name} must be a whole number from {lo} to {hi}, got {value!r}")
+    if not lo <= int(value) <= hi:
+        raise ValueError(f"{name} must be from {lo} to {hi}, got {value}")
+    return int(value)
+
+
+def check_options(
+    session: Session,
+    path,
+    *,
+    stage="input",
+    head=None,
+    query=None,
+    width=None,
+    theme_name="light",
+    frame_ms=1200,
+    decimals=2,
+    handout=False,
+) -> tuple[Path, str, Stage]:
+    """Validate everything export_to needs; returns (path, suffix, stage)."""
+    target = Path(path)
+    suffix = target.suffix.lower()
+    if suffix not in SUFFIXES:
+        shown = f"'{target.suffix}'" if target.suffix else "no suffix"
+        raise ValueError(
+            f"cannot export to {target.name!r} ({shown}); use one of: {', '.join(SUFFIXES)}"
+        )
+    if target.is_dir():
+        raise ValueError(f"{str(target)!r} is a folder, not a file name")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise ValueError(f"folder {str(folder)!r} does not exist")
+    s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
+    c = session.config
+    if head is not None:
+        _whole("head", head, 0, c.h - 1)
+    if query is not None:
+        _whole("query", query, 0, c.n - 1)
+    if width is not None:
+        _whole("width", width, *WIDTH_RANGE)
+    theme.palette(theme_name)
+    _whole("frame_ms", frame_ms, *FRAME_MS_RANGE)
+    _whole("decimals", decimals, *DECIMALS_RANGE)
+    if handout and suffix != ".pdf":
+        raise ValueError(f"a handout is a PDF: use a .pdf file name, not {suffix!r}")
+    return target, suffix, s
+
+
+def export_to(
+    session: Session,
+    path,
+    *,
+    stage="input",
+    head: int | None = None,
+    query: int | None = None,
+    width: int | None = None,
+    theme: str = "light",
+    frame_ms: int = 1200,
+    decimals: int = 2,
+    handout: bool = False,
+) -> Path:
+    """Write `path` (.png .svg .pdf .gif .tex .npz .json) and return it.
+
+    .png/.svg/.pdf: the figure of `stage` (.pdf with handout=True: the 7-page handout);
+    .gif: every stage, `frame_ms` per frame; .tex: the stage's equation and matrices with
+    `decimals` places; .npz: every array; .json: the session.
+    `head=I` shows only head I; `query=J` outlines query row J. `width` is the PNG/GIF
+    width in pixels (default 1600 for PNG, 1200 for GIF) or the SVG's nominal width.
+    """
+    target, suffix, s = check_options(
+        session,
+        path,
+        stage=stage,
+        head=head,
+        query=query,
+        width=width,
+        theme_name=theme,
+        frame_ms=frame_ms,
+        decimals=decimals,
+        handout=handout,
+    )
+    if suffix == ".json":
+        return save_session(session, target)
+    if suffix == ".npz":
+        return save_npz(session, target)
+    if suffix == ".tex":
+        from mha_gui.export.latex import stage_document
+
+        text = stage_document(session, s, head=head, decimals=decimals)
+        return atomic_write(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+    from mha_gui.export import figure
+
+    figure.ensure_app()
+    kw = dict(head=head, query=query, theme_name=theme)
+    if suffix == ".gif":
+        from mha_gui.export.animation import write_gif
+
+        return atomic_write(
+            target, lambda tmp: write_gif(tmp, session, width=width, frame_ms=frame_ms, **kw)
+        )
+    if suffix == ".pdf" and handout:
+        from mha_gui.export.handout import write_handout
+
+        return atomic_write(
+            target, lambda tmp: write_handout(tmp, session, decimals=decimals, **kw)
+        )
+    writer = {".png": figure.write_png, ".svg": figure.write_svg, ".pdf": figure.write_pdf}[suffix]
+    trace = session.run()
+    return atomic_write(
+        target, lambda tmp: _checked(writer, tmp, session, s, width=width, trace=trace, **kw)
+    )
+
+
+def _checked(writer, tmp: Path, *args, **kw) -> None:
+    writer(tmp, *args, **kw)
+    if not tmp.is_file() or tmp.stat().st_size == 0:
+        raise OSError(f"the {tmp.suffix or 'figure'} writer produced no data")

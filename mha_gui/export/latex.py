@@ -1,0 +1,205 @@
+"""LaTeX of a stage: its equation and its matrices as amsmath `bmatrix`.
+
+`stage_document()` returns a complete document that compiles with a plain
+`pdflatex` (article + amsmath + amssymb). `matrix_bmatrix()` returns one matrix, for
+"Copy matrix as LaTeX". Token names go into `%` comments beside each row and above
+the columns (a comment cannot break the document, whatever the token holds).
+Matrices larger than `MAX_SIDE` rows or columns are elided with \\vdots / \\cdots.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mha_gui.engine.forward import Trace
+from mha_gui.engine.session import Session
+from mha_gui.engine.stages import Stage, shapes_line, stage_by_name
+
+MAX_SIDE = 12
+HEAD_KEEP = 9  # shown before the ellipsis; the last row/column is shown after it
+
+
+def _number(v: float, decimals: int) -> str:
+    if not math.isfinite(v):
+        return r"-\infty" if v < 0 else (r"\infty" if v > 0 else r"\text{NaN}")
+    text = f"{v:.{decimals}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")
+    return text
+
+
+def _keep(n: int, max_side: int) -> list[int | None]:
+    if n <= max_side:
+        return list(range(n))
+    return list(range(HEAD_KEEP)) + [None] + [n - 1]
+
+
+def _comment(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def matrix_bmatrix(
+    matrix,
+    decimals: int = 2,
+    row_labels=None,
+    col_labels=None,
+    max_side: int = MAX_SIDE,
+) -> str:
+    """One matrix as `\\begin{bmatrix} … \\end{bmatrix}` with `decimals` places."""
+    m = np.atleast_2d(np.asarray(matrix, dtype=float))
+    rows, cols = _keep(m.shape[0], max_side), _keep(m.shape[1], max_side)
+    lines = [r"\begin{bmatrix}"]
+    if col_labels is not None:
+        shown = [("…" if j is None else _comment(col_labels[j])) for j in cols]
+        lines.append("  % columns: " + ", ".join(shown))
+    for k, i in enumerate(rows):
+        if i is None:
+            cells = [r"\ddots" if j is None else r"\vdots" for j in cols]
+        else:
+            cells = [r"\cdots" if j is None else _number(float(m[i, j]), decimals) for j in cols]
+        line = "  " + " & ".join(cells) + (r" \\" if k < len(rows) - 1 else "")
+        if row_labels is not None and i is not None:
+            line += f" % {_comment(row_labels[i])}"
+        lines.append(line)
+    lines.append(r"\end{bmatrix}")
+    return "\n".join(lines)
+
+
+def latex_formula(stage: Stage | int | str, config) -> str:
+    """Stage.latex adapted to the config, like stages.formula_for: scale, mask, GQA, bias."""
+    s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
+    text = s.latex
+    frac = r"\frac{Q_i K_i^\top}{\sqrt{d_k}}"
+    if s.name in ("scores", "weights"):
+        core = frac
+        if config.scale is not None:
+            core = rf"{config.scale:g}\, Q_i K_i^\top"
+        if config.causal:
+            core = rf"\operatorname{{mask}}\!\left({core}\right)"
+        text = text.replace(frac, core)
+    if config.variant != "MHA" and s.name in ("projections", "scores", "weights", "mixing"):
+        text = text.replace("K_i", "K_g").replace("V_i", "V_g")
+        text = text.replace("W_i^K", "W_g^K").replace("W_i^V", "W_g^V")
+    if config.bias:
+        if s.name == "projections":
+            text = r"Q_i = X W_i^Q + b_i^Q,\quad K_i = X W_i^K + b_i^K,\quad V_i = X W_i^V + b_i^V"
+            if config.variant != "MHA":
+                text = text.replace("K_i", "K_g").replace("V_i", "V_g").replace("W_i^K", "W_g^K")
+                text = (
+                    text.replace("W_i^V", "W_g^V")
+                    .replace("b_i^K", "b_g^K")
+                    .replace("b_i^V", "b_g^V")
+                )
+        if s.name == "output":
+            text = r"Y = H W_O + b_O"
+    return text
+
+
+def stage_matrices(
+    session: Session, stage, *, head: int | None = None, trace: Trace | None = None
+) -> list[tuple[str, np.ndarray, list[str], list[str]]]:
+    """(LaTeX symbol, matrix, row labels, column labels) of what the stage shows."""
+    s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
+    c = session.config
+    t = trace if trace is not None else session.run()
+    tok = list(session.tokens)
+    heads = [head] if head is not None else list(range(c.h))
+    groups = sorted({c.kv_group(i) for i in heads})
+
+    def idx(n):
+        return [str(j) for j in range(n)]
+
+    out = []
+    if s.name == "input":
+        out.append(("X", session.params.X, tok, idx(c.d_model)))
+    elif s.name == "projections":
+        out += [(f"Q_{{{i}}}", t.q[i], tok, idx(c.d_k)) for i in heads]
+        out += [(f"K_{{{g}}}", t.k[g], tok, idx(c.d_k)) for g in groups]
+        out += [(f"V_{{{g}}}", t.v[g], tok, idx(c.d_v)) for g in groups]
+    elif s.name == "scores":
+        out += [(f"S_{{{i}}}", t.scores[i], tok, tok) for i in heads]
+    elif s.name == "weights":
+        out += [(f"A_{{{i}}}", t.weights[i], tok, tok) for i in heads]
+    elif s.name == "mixing":
+        out += [(f"Z_{{{i}}}", t.heads[i], tok, idx(c.d_v)) for i in heads]
+    elif s.name == "concat":
+        cols = [f"head {i} / {j}" for i in range(c.h) for j in range(c.d_v)]
+        out.append(("H", t.concat, tok, cols))
+    elif s.name == "output":
+        out.append(("Y", t.output, tok, idx(c.d_model)))
+        contrib = t.contributions
+        out += [(rf"Z_{{{i}}} W_O^{{({i})}}", contrib[i], tok, idx(c.d_model)) for i in heads]
+    return out
+
+
+def _tex_text(text: str) -> str:
+    repl = {
+        "\\": r"\textbackslash{}",
+        "{": r"\{",
+        "}": r"\}",
+        "$": r"\$",
+        "&": r"\&",
+        "#": r"\#",
+        "%": r"\%",
+        "_": r"\_",
+        "~": r"\textasciitilde{}",
+        "^": r"\textasciicircum{}",
+        "<": r"\textless{}",
+        ">": r"\textgreater{}",
+    }
+    ascii_only = "".join(ch if ord(ch) < 128 else "?" for ch in str(text))
+    return "".join(repl.get(ch, ch) for ch in ascii_only)
+
+
+def _tex_shapes(stage, config) -> str:
+    line = shapes_line(stage, config).replace("×", r"\times ").replace("→", r"\rightarrow")
+    return line
+
+
+def stage_document(
+    session: Session,
+    stage,
+    *,
+    head: int | None = None,
+    decimals: int = 2,
+    trace: Trace | None = None,
+) -> str:
+    s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
+    c = session.config
+    mats = stage_matrices(session, s, head=head, trace=trace)
+    toks = list(session.tokens)
+    if len(toks) > 24:
+        toks = toks[:8] + ["…"] + toks[-2:]
+    tokens = ", ".join(r"\ldots" if t == "…" else _tex_text(t) for t in toks)
+    lines = [
+        "% Generated by mha-gui: " + _comment(f"stage {s.index} ({s.name})"),
+        r"\documentclass{article}",
+        r"\usepackage{amsmath}",
+        r"\usepackage{amssymb}",
+        r"\setcounter{MaxMatrixCols}{" + str(MAX_SIDE + 2) + "}",
+        r"\begin{document}",
+        "",
+        rf"\section*{{Stage {s.index}: {_tex_text(s.title)}}}",
+        _tex_text(s.what),
+        "",
+        r"\[",
+        latex_formula(s, c),
+        r"\]",
+        "",
+        r"Shapes: $" + _tex_shapes(s, c) + "$.",
+        "",
+        rf"Tokens (rows): \texttt{{{tokens}}}. "
+        + rf"$n={c.n}$, $d_{{\text{{model}}}}={c.d_model}$, $h={c.h}$, $d_k={c.d_k}$, $d_v={c.d_v}$"
+        + (r", causal mask" if c.causal else "")
+        + ".",
+        "",
+    ]
+    for sym, m, rl, cl in mats:
+        lines.append(r"\[")
+        lines.append(f"{sym} = " + matrix_bmatrix(m, decimals, rl, cl))
+        lines.append(r"\]")
+        lines.append("")
+    lines.append(r"\end{document}")
+    return "\n".join(lines) + "\n"
