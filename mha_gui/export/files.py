@@ -49,10 +49,8 @@ def check_options(
     target = Path(path)
     suffix = target.suffix.lower()
     if suffix not in SUFFIXES:
-        shown = f"'{target.suffix}'" if target.suffix else "no suffix"
-        raise ValueError(
-            f"cannot export to {target.name!r} ({shown}); use one of: {', '.join(SUFFIXES)}"
-        )
+        what = f"unknown suffix {target.suffix!r} in" if target.suffix else "no suffix in"
+        raise ValueError(f"{what} {target.name!r}; use one of: {', '.join(SUFFIXES)}")
     if target.is_dir():
         raise ValueError(f"{str(target)!r} is a folder, not a file name")
     folder = target.parent if str(target.parent) else Path(".")
