@@ -198,7 +198,8 @@ class Document(QObject):
         full = self.session.params.as_dict()[name]
         target = full[head] if head is not None else full
         block = np.atleast_2d(np.asarray(block, dtype=np.float64))
-        if target.ndim == 1:
+        flat = target.ndim == 1  # a bias row: b_O, or one head's b_Q/b_K/b_V
+        if flat:
             target = target[None, :]
         rows, cols = target.shape
         if row < 0 or col < 0 or row + block.shape[0] > rows or col + block.shape[1] > cols:
@@ -208,13 +209,13 @@ class Document(QObject):
             )
         for v in block.flat:
             parse_value(float(v))
-        if full.ndim == 1:
+        if flat:
             index: tuple = (slice(col, col + block.shape[1]),)
             block = block[0]
         else:
             index = (slice(row, row + block.shape[0]), slice(col, col + block.shape[1]))
-            if head is not None:
-                index = (head, *index)
+        if head is not None:
+            index = (head, *index)
         if np.array_equal(full[index], block):
             return
         self.undo_stack.push(SetValuesCommand(self, name, index, block, f"{label} into {name}"))

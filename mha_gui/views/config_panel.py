@@ -1,0 +1,194 @@
+"""The configuration panel: dimensions, K/V sharing, causal mask, biases and scale.
+
+Each change is one undo step (`Document.set_config`). An impossible combination (K/V
+heads not dividing the query heads, …) changes nothing: the panel says why and the
+widget goes back to the current value.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mha_gui.engine.config import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
+from mha_gui.engine.values import format_value, parse_value
+
+FIELDS = (
+    ("n", "tokens n", MAX_TOKENS, "Number of tokens (rows of X)"),
+    ("d_model", "d_model", MAX_WIDTH, "Width of each token vector (columns of X)"),
+    ("h", "heads h", MAX_HEADS, "Number of query heads"),
+    (
+        "h_kv",
+        "K/V heads",
+        MAX_HEADS,
+        "Key/value heads: h = MHA, 1 = MQA, a divisor of h in between = GQA",
+    ),
+    ("d_k", "d_k", MAX_WIDTH, "Width of each head's queries and keys"),
+    ("d_v", "d_v", MAX_WIDTH, "Width of each head's values"),
+)
+
+
+def variant_text(config) -> str:
+    if config.variant == "MHA":
+        return "MHA: every head has its own K and V"
+    if config.variant == "MQA":
+        return "MQA: all heads share one K/V head"
+    return f"GQA: {config.group_size} query heads share each K/V head"
+
+
+class ConfigPanel(QWidget):
+    message = Signal(str)
+
+    def __init__(self, document, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.setObjectName("configPanel")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(6, 6, 6, 6)
+        form = QFormLayout()
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        outer.addLayout(form)
+
+        self.spins: dict[str, QSpinBox] = {}
+        for key, label, top, tip in FIELDS:
+            spin = QSpinBox(self)
+            spin.setObjectName(f"config.{key}")
+            spin.setRange(1, top)
+            spin.setKeyboardTracking(False)  # typed digits apply on Enter / focus out
+            spin.setAccelerated(True)
+            spin.setToolTip(tip)
+            spin.valueChanged.connect(lambda value, k=key: self.apply(k, value))
+            self.spins[key] = spin
+            form.addRow(label, spin)
+            if key == "h_kv":
+                self.variant_label = QLabel(self)
+                self.variant_label.setObjectName("variantLabel")
+                self.variant_label.setWordWrap(True)
+                form.addRow(self.variant_label)
+
+        self.causal = QCheckBox("causal mask", self)
+        self.causal.setToolTip("A query sees only its own and earlier tokens")
+        self.causal.setObjectName("causalToggle")
+        self.causal.toggled.connect(self._on_causal)
+        form.addRow(self.causal)
+
+        self.bias = QCheckBox("biases", self)
+        self.bias.setToolTip("Add b^Q, b^K, b^V and b_O (off in the textbook form)")
+        self.bias.setObjectName("biasToggle")
+        self.bias.toggled.connect(self._on_bias)
+        form.addRow(self.bias)
+
+        scale_row = QHBoxLayout()
+        self.default_scale = QCheckBox("1/√d_k", self)
+        self.default_scale.setObjectName("defaultScale")
+        self.default_scale.setToolTip("Scale scores by 1/√d_k (untick to type your own)")
+        self.default_scale.toggled.connect(self._on_default_scale)
+        self.scale_edit = QLineEdit(self)
+        self.scale_edit.setObjectName("scaleEdit")
+        self.scale_edit.setToolTip("Custom factor multiplying Q Kᵀ (a positive number)")
+        self.scale_edit.setMaximumWidth(self.fontMetrics().horizontalAdvance("0.000000") + 16)
+        self.scale_edit.editingFinished.connect(self._on_scale_edited)
+        scale_row.addWidget(self.default_scale)
+        scale_row.addWidget(self.scale_edit)
+        scale_row.addStretch(1)
+        form.addRow("scale", scale_row)
+
+        self.message_label = QLabel(self)
+        self.message_label.setObjectName("configMessage")
+        self.message_label.setWordWrap(True)
+        self.message_label.setStyleSheet("color: #c62828;")
+        outer.addWidget(self.message_label)
+        outer.addStretch(1)
+
+        document.configChanged.connect(self.sync)
+        self.sync()
+
+    # ------------------------------------------------------------------ sync --------
+    def sync(self) -> None:
+        """Show the document's config (without sending anything back)."""
+        c = self.document.config
+        for key, spin in self.spins.items():
+            spin.blockSignals(True)
+            spin.setValue(getattr(c, key))
+            spin.blockSignals(False)
+        self.variant_label.setText(variant_text(c))
+        for box, value in ((self.causal, c.causal), (self.bias, c.bias)):
+            box.blockSignals(True)
+            box.setChecked(value)
+            box.blockSignals(False)
+        self.default_scale.blockSignals(True)
+        self.default_scale.setChecked(c.scale is None)
+        self.default_scale.blockSignals(False)
+        self.scale_edit.setEnabled(c.scale is not None)
+        self.scale_edit.setText(format_value(c.effective_scale, 6))
+
+    def _refuse(self, text: str) -> None:
+        self.message_label.setText(text)
+        self.message.emit(text)
+        self.sync()
+
+    def _change(self, label: str, **changes) -> bool:
+        try:
+            self.document.set_config(label=label, **changes)
+        except ValueError as exc:
+            self._refuse(f"Not changed: {exc}")
+            return False
+        self.message_label.clear()
+        return True
+
+    # --------------------------------------------------------------- editing --------
+    def apply(self, key: str, value: int) -> bool:
+        """Set one dimension. Changing h keeps MHA as MHA (K/V heads follow)."""
+        c = self.document.config
+        if getattr(c, key) == value:
+            return True
+        changes = {key: int(value)}
+        if key == "h" and c.variant == "MHA":
+            changes["h_kv"] = int(value)
+        elif key == "h" and value % c.h_kv:
+            self._refuse(
+                f"Not changed: {value} query heads cannot be shared evenly by {c.h_kv} "
+                f"K/V heads (h must be a multiple of h_kv)"
+            )
+            return False
+        names = {"n": "tokens", "h": "heads", "h_kv": "K/V heads"}
+        return self._change(f"Set {names.get(key, key)} to {value}", **changes)
+
+    def _on_causal(self, on: bool) -> None:
+        self.document.set_causal(on)
+        self.message_label.clear()
+
+    def _on_bias(self, on: bool) -> None:
+        self._change("Biases on" if on else "Biases off", bias=bool(on))
+
+    def _on_default_scale(self, on: bool) -> None:
+        if on:
+            self._change("Scale 1/√d_k", scale=None)
+        else:
+            self.scale_edit.setEnabled(True)
+            self.scale_edit.setFocus(Qt.FocusReason.OtherFocusReason)
+            self._on_scale_edited()
+
+    def _on_scale_edited(self) -> None:
+        if self.default_scale.isChecked():
+            return
+        text = self.scale_edit.text()
+        try:
+            value = parse_value(text)
+            if value <= 0 or not math.isfinite(value):
+                raise ValueError(f"{text!r} is not a positive number")
+        except ValueError as exc:
+            self._refuse(f"Scale not changed: {exc}")
+            return
+        self._change(f"Scale {value:g}", scale=value)

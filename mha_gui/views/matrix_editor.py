@@ -1,0 +1,474 @@
+"""Editors for the matrices a user can change: X, W^Q, W^K, W^V, W_O and the biases.
+
+Everything typed, pasted, scrubbed or nudged here goes through the document (which
+pushes undo commands); the widgets only read the arrays, through their models.
+
+- Type a number in a cell (C locale: `0.5`, `-1e-3`); bad text is refused and the
+  reason is sent out with the `message` signal (the main window shows it in its status bar).
+- Copy a selection as tab-separated text; paste a spreadsheet block at the current cell
+  (one undo step; a block that does not fit changes nothing).
+- Scrub: Alt+drag or middle-drag vertically on a cell changes it continuously, one undo
+  step per drag (Shift for finer steps); Ctrl+wheel nudges the cell under the mouse.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QValidator
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSizePolicy,
+    QStyledItemDelegate,
+    QTabBar,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mha_gui import theme
+from mha_gui.engine.parameters import VALUE_LIMIT
+from mha_gui.engine.values import parse_block, to_tsv
+from mha_gui.views.matrix_model import KV, MatrixModel
+
+_drag_ids = itertools.count(1)
+NUMBER_CHARS = set("0123456789.,+-−eE ")
+
+
+class NumberValidator(QValidator):
+    """C-locale number entry: refuses keystrokes that can never make a number.
+
+    Anything made of digits, signs, a point and an exponent is let through; whether it
+    really is a number within range is decided by the model, which says why if not.
+    """
+
+    def validate(self, text: str, pos: int):
+        if all(ch in NUMBER_CHARS for ch in text):
+            return QValidator.State.Acceptable
+        return QValidator.State.Invalid
+
+
+class NumberDelegate(QStyledItemDelegate):
+    def createEditor(self, parent, option, index):  # noqa: N802
+        editor = QLineEdit(parent)
+        editor.setValidator(NumberValidator(editor))
+        editor.setFrame(False)
+        editor.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return editor
+
+    def setEditorData(self, editor, index):  # noqa: N802
+        editor.setText(str(index.data(Qt.ItemDataRole.EditRole)))
+        editor.selectAll()
+
+    def setModelData(self, editor, model, index):  # noqa: N802
+        model.setData(index, editor.text(), Qt.ItemDataRole.EditRole)
+
+
+class MatrixTable(QTableView):
+    """A QTableView over a MatrixModel with copy, paste, scrub and Ctrl+wheel nudge."""
+
+    message = Signal(str)
+
+    def __init__(self, model: MatrixModel, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.matrix_model = model
+        self.setObjectName(f"editor.{model.name}")
+        self.setModel(model)
+        self.setItemDelegate(NumberDelegate(self))
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
+        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.setAccessibleName(f"{model.name} matrix")
+        model.rejected.connect(self.message)
+        self.viewport().installEventFilter(self)
+        self._scrub: tuple | None = None
+        # Never taller or wider than the matrix: the dock's spare room stays empty.
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
+        self._fit_sections()
+
+    # ---------------------------------------------------------------- sizing --------
+    def _fit_sections(self) -> None:
+        fm = self.fontMetrics()
+        self.horizontalHeader().setDefaultSectionSize(fm.horizontalAdvance("−0.000") + 14)
+        self.verticalHeader().setDefaultSectionSize(fm.height() + 8)
+        self.horizontalHeader().setMinimumSectionSize(fm.horizontalAdvance("00") + 8)
+        self.updateGeometry()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_sections()
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        """Fit a small matrix exactly; cap a large one (it scrolls)."""
+        rows, cols = self.model().rowCount(), self.model().columnCount()
+        w = (
+            self.verticalHeader().sizeHint().width()
+            + cols * self.horizontalHeader().defaultSectionSize()
+            + 2 * self.frameWidth()
+        )
+        h = (
+            self.horizontalHeader().sizeHint().height()
+            + rows * self.verticalHeader().defaultSectionSize()
+            + 2 * self.frameWidth()
+        )
+        sb = self.style().pixelMetric(self.style().PixelMetric.PM_ScrollBarExtent)
+        cap_w, cap_h = 560, 420
+        if w > cap_w:
+            h += sb
+        if h > cap_h:
+            w += sb
+        return QSize(min(w, cap_w), min(h, cap_h))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802
+        hint = self.sizeHint()
+        return QSize(min(hint.width(), 120), min(hint.height(), 80))
+
+    # ---------------------------------------------------------- copy & paste --------
+    def selected_block(self) -> tuple[int, int, int, int] | None:
+        """(row0, col0, rows, cols): the bounding box of the selection, or None."""
+        indexes = self.selectionModel().selectedIndexes() if self.selectionModel() else []
+        if not indexes:
+            current = self.currentIndex()
+            if not current.isValid():
+                return None
+            return current.row(), current.column(), 1, 1
+        rows = [i.row() for i in indexes]
+        cols = [i.column() for i in indexes]
+        return min(rows), min(cols), max(rows) - min(rows) + 1, max(cols) - min(cols) + 1
+
+    def copy_selection(self) -> str | None:
+        box = self.selected_block()
+        if box is None:
+            self.message.emit("Select cells to copy")
+            return None
+        r, c, nr, nc = box
+        text = to_tsv(self.matrix_model.slice()[r : r + nr, c : c + nc])
+        QGuiApplication.clipboard().setText(text)
+        self.message.emit(f"Copied a {nr}×{nc} block of {self.matrix_model.name}")
+        return text
+
+    def paste_text(self, text: str) -> bool:
+        """Write a tab-separated block at the current cell; False (and a message) if not."""
+        model = self.matrix_model
+        try:
+            block = parse_block(text)
+        except ValueError as exc:
+            self.message.emit(f"Cannot paste into {model.name}: {exc}")
+            return False
+        box = self.selected_block()
+        row, col = (box[0], box[1]) if box else (0, 0)
+        try:
+            model.document.set_block(model.name, model.block_head(), row, col, block)
+        except ValueError as exc:
+            self.message.emit(f"Cannot paste: {exc}")
+            return False
+        self.selectionModel().select(
+            self._range(row, col, block.shape[0], block.shape[1]),
+            self.selectionModel().SelectionFlag.ClearAndSelect,
+        )
+        self.message.emit(f"Pasted a {block.shape[0]}×{block.shape[1]} block into {model.name}")
+        return True
+
+    def _range(self, row, col, rows, cols):
+        from PySide6.QtCore import QItemSelection
+
+        m = self.model()
+        return QItemSelection(m.index(row, col), m.index(row + rows - 1, col + cols - 1))
+
+    def paste(self) -> bool:
+        return self.paste_text(QGuiApplication.clipboard().text())
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            return
+        if event.matches(QKeySequence.StandardKey.Paste):
+            self.paste()
+            return
+        super().keyPressEvent(event)
+
+    # --------------------------------------------------------- scrub & nudge --------
+    def scrub_step(self) -> float:
+        """Value change per pixel of drag: a hundredth of the matrix's order of magnitude."""
+        full = self.matrix_model.document.matrix(self.matrix_model.name)
+        peak = float(np.abs(full).max()) if full.size else 1.0
+        base = 10.0 ** math.floor(math.log10(peak)) if peak > 0 else 1.0
+        return base / 100.0
+
+    def _set_scrubbed(self, row: int, col: int, value: float, key) -> None:
+        step = self.scrub_step()
+        decimals = max(0, -math.floor(math.log10(step)) + 1)
+        value = max(-VALUE_LIMIT, min(VALUE_LIMIT, round(value, decimals)))
+        m = self.matrix_model
+        m.document.set_value(m.name, m.array_index(row, col), value, merge_key=key)
+
+    def begin_scrub(self, row: int, col: int, y: float) -> None:
+        key = ("scrub", next(_drag_ids))
+        self._scrub = (row, col, self.matrix_model.value(row, col), y, key)
+        self.viewport().setCursor(Qt.CursorShape.SizeVerCursor)
+
+    def move_scrub(self, y: float, fine: bool = False) -> None:
+        if self._scrub is None:
+            return
+        row, col, start, y0, key = self._scrub
+        step = self.scrub_step() * (0.1 if fine else 1.0)
+        self._set_scrubbed(row, col, start + (y0 - y) * step, key)
+
+    def end_scrub(self) -> None:
+        if self._scrub is not None:
+            self._scrub = None
+            self.viewport().unsetCursor()
+
+    def nudge(self, row: int, col: int, notches: float) -> None:
+        """Ctrl+wheel: ten scrub steps per notch; successive nudges of a cell merge."""
+        m = self.matrix_model
+        key = ("wheel", id(self), m.name, m.array_index(row, col))
+        value = m.value(row, col) + notches * 10 * self.scrub_step()
+        self._set_scrubbed(row, col, value, key)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802
+        if obj is not self.viewport():
+            return False
+        kind = event.type()
+        if kind == QEvent.Type.MouseButtonPress:
+            alt = event.modifiers() & Qt.KeyboardModifier.AltModifier
+            button = event.button()
+            if button == Qt.MouseButton.MiddleButton or (
+                button == Qt.MouseButton.LeftButton and alt
+            ):
+                index = self.indexAt(event.position().toPoint())
+                if index.isValid():
+                    self.setCurrentIndex(index)
+                    self.begin_scrub(index.row(), index.column(), event.position().y())
+                    return True
+        elif kind == QEvent.Type.MouseMove and self._scrub is not None:
+            fine = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+            self.move_scrub(event.position().y(), fine)
+            return True
+        elif kind == QEvent.Type.MouseButtonRelease and self._scrub is not None:
+            self.end_scrub()
+            return True
+        elif kind == QEvent.Type.Wheel and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            index = self.indexAt(event.position().toPoint())
+            if index.isValid():
+                self.nudge(index.row(), index.column(), event.angleDelta().y() / 120.0)
+            return True
+        return False
+
+
+def _title(name: str, document, head: int) -> str:
+    """`W_1^Q  (d_model × d_k = 4 × 2)` — the matrix, its head and its shape."""
+    c = document.config
+    if name == "X":
+        return f"X  (n × d_model = {c.n} × {c.d_model})"
+    if name == "W_O":
+        return f"W_O  (h·d_v × d_model = {c.h * c.d_v} × {c.d_model})"
+    letter = name[-1]
+    width = "d_v" if letter == "V" else "d_k"
+    size = c.d_v if letter == "V" else c.d_k
+    text = f"W_{head}^{letter}  (d_model × {width} = {c.d_model} × {size})"
+    if name in KV and c.variant != "MHA":
+        first = head * c.group_size
+        heads = (
+            f"head {first}" if c.group_size == 1 else f"heads {first}–{first + c.group_size - 1}"
+        )
+        text += f"   K/V head {head}, shared by {heads}"
+    return text
+
+
+class MatrixEditor(QWidget):
+    """One matrix's editor: its title, a head selector if per-head, the table, its bias.
+
+    `message(str)` carries everything the user should be told (refused values, pastes).
+    """
+
+    message = Signal(str)
+
+    def __init__(self, document, name: str, bias: str | None = None, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.name = name
+        self.setObjectName(f"matrixEditor.{name}")
+        self.model = MatrixModel(document, name, self)
+        self.table = MatrixTable(self.model, self)
+        self.table.message.connect(self.message)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.setSpacing(3)
+        self.title = QLabel(self)
+        self.title.setObjectName(f"title.{name}")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.title)
+
+        self.tabs: QTabBar | None = None
+        if self.model.is_headed:
+            self.tabs = QTabBar(self)
+            self.tabs.setObjectName(f"headTabs.{name}")
+            self.tabs.setExpanding(False)
+            self.tabs.setUsesScrollButtons(True)
+            self.tabs.setDrawBase(False)
+            self.tabs.currentChanged.connect(self._on_tab)
+            layout.addWidget(self.tabs)
+        layout.addWidget(self.table)
+
+        self.bias_model: MatrixModel | None = None
+        self.bias_table: MatrixTable | None = None
+        self.bias_label: QLabel | None = None
+        if bias is not None:
+            self.bias_label = QLabel(self)
+            self.bias_model = MatrixModel(document, bias, self)
+            self.bias_table = MatrixTable(self.bias_model, self)
+            self.bias_table.message.connect(self.message)
+            self.bias_table.verticalHeader().setVisible(True)
+            layout.addWidget(self.bias_label)
+            layout.addWidget(self.bias_table)
+
+        self.token_buttons: QWidget | None = None
+        if name == "X":
+            self._add_token_controls(layout)
+            self.table.setToolTip("Double-click a token (row label) to rename it")
+        layout.addStretch(1)
+
+        document.configChanged.connect(self._sync)
+        document.shapeChanged.connect(self._sync)
+        document.viewChanged.connect(self._follow_view)
+        self._sync()
+        self._follow_view()
+
+    # -------------------------------------------------------------- tokens ----------
+    def _add_token_controls(self, layout: QVBoxLayout) -> None:
+        row = QWidget(self)
+        box = QHBoxLayout(row)
+        box.setContentsMargins(0, 0, 0, 0)
+        self.add_token_button = QPushButton("+ token", row)
+        self.add_token_button.setObjectName("addToken")
+        self.add_token_button.setToolTip("Add a token (a row of X); new numbers are seeded")
+        self.remove_token_button = QPushButton("− token", row)
+        self.remove_token_button.setObjectName("removeToken")
+        self.remove_token_button.setToolTip("Remove the last token (undo brings it back)")
+        self.add_token_button.clicked.connect(lambda: self.change_tokens(+1))
+        self.remove_token_button.clicked.connect(lambda: self.change_tokens(-1))
+        box.addWidget(self.add_token_button)
+        box.addWidget(self.remove_token_button)
+        box.addStretch(1)
+        layout.addWidget(row)
+        self.token_buttons = row
+        self.table.verticalHeader().sectionDoubleClicked.connect(self.rename_token)
+
+    def change_tokens(self, delta: int) -> None:
+        n = self.document.config.n + delta
+        try:
+            self.document.set_config(n=n, label="Add token" if delta > 0 else "Remove token")
+        except ValueError as exc:
+            self.message.emit(f"Cannot change the number of tokens: {exc}")
+
+    def rename_token(self, i: int) -> None:
+        tokens = self.document.tokens
+        if not 0 <= i < len(tokens):
+            return
+        text, ok = QInputDialog.getText(
+            self, "Rename token", f"Label of token {i}:", QLineEdit.EchoMode.Normal, tokens[i]
+        )
+        if not ok:
+            return
+        try:
+            self.document.set_token(i, text)
+        except ValueError as exc:
+            self.message.emit(f"Cannot rename token {i}: {exc}")
+
+    # -------------------------------------------------------------- heads -----------
+    def _on_tab(self, index: int) -> None:
+        if index < 0:
+            return
+        self.model.set_head(index)
+        if self.bias_model is not None:
+            self.bias_model.set_head(index)
+        self._update_titles()
+        if getattr(self, "_syncing", False):
+            return
+        c = self.document.config
+        if self.name == "W_Q":
+            self.document.set_head(index)
+        elif c.kv_group(self.document.view.head) != index:
+            self.document.set_head(index * c.group_size)
+
+    def _follow_view(self) -> None:
+        """The inspected head's slice is the one shown, its tab marked."""
+        if self.tabs is None:
+            return
+        c = self.document.config
+        head = min(self.document.view.head, c.h - 1)
+        target = c.kv_group(head) if self.name in KV else head
+        self._syncing = True
+        try:
+            if self.tabs.currentIndex() != target:
+                self.tabs.setCurrentIndex(target)
+        finally:
+            self._syncing = False
+
+    def _sync(self) -> None:
+        """Rebuild the head tabs and titles after a config change."""
+        c = self.document.config
+        if self.tabs is not None:
+            count = self.model.head_count()
+            self._syncing = True
+            try:
+                while self.tabs.count() > count:
+                    self.tabs.removeTab(self.tabs.count() - 1)
+                while self.tabs.count() < count:
+                    self.tabs.addTab("")
+                for i in range(count):
+                    if self.name in KV and c.variant != "MHA":
+                        label = f"K/V {i}"
+                        tip = f"K/V head {i}, read by query heads {i * c.group_size}–{(i + 1) * c.group_size - 1}"
+                    else:
+                        label, tip = f"head {i}", f"head {i}'s {self.name}"
+                    self.tabs.setTabText(i, label)
+                    self.tabs.setTabToolTip(i, tip)
+                    self.tabs.setTabTextColor(
+                        i, QColor(theme.head_color(i if self.name == "W_Q" else i * c.group_size))
+                    )
+                self.tabs.setCurrentIndex(min(self.model.head, count - 1))
+            finally:
+                self._syncing = False
+            self._follow_view()
+        if self.bias_table is not None:
+            on = self.bias_model.exists()
+            self.bias_table.setVisible(on)
+            self.bias_label.setVisible(on)
+        if self.token_buttons is not None:
+            self.remove_token_button.setEnabled(c.n > 1)
+        self._update_titles()
+        self.table.updateGeometry()
+
+    def _update_titles(self) -> None:
+        self.title.setText(_title(self.name, self.document, self.model.head))
+        if self.bias_label is not None:
+            c = self.document.config
+            if self.name == "W_O":
+                self.bias_label.setText(f"b_O  (d_model = {c.d_model})")
+            else:
+                letter = self.name[-1]
+                size = c.d_v if letter == "V" else c.d_k
+                self.bias_label.setText(
+                    f"b_{self.model.head}^{letter}  ({size}, added to every row)"
+                )
+        if self.bias_table is not None and self.bias_model.exists():
+            hint = self.bias_table.sizeHint()
+            self.bias_table.setFixedHeight(hint.height())
+
+    def tables(self) -> list[MatrixTable]:
+        return [t for t in (self.table, self.bias_table) if t is not None]

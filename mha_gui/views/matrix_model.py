@@ -1,0 +1,240 @@
+"""Table models over the document's matrices: one QAbstractTableModel per matrix.
+
+A model never writes an array. `setData` parses the text and hands it to
+`Document.set_value`, which pushes an undo command; the document's signals then tell the
+model what to repaint (one `dataChanged` per change of the matrix, never per cell).
+
+Per-head parameters (W_Q, W_K, W_V and their biases) show one head — or one K/V group —
+at a time, chosen with `set_head`. Biases are shown as a single row under their weight:
+b_i^Q is the row added to every row of X W_i^Q.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+
+from mha_gui import theme
+from mha_gui.engine.values import format_value
+
+HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
+KV = ("W_K", "W_V", "b_K", "b_V")
+# Alpha of the value tint: light enough that black or white text stays readable on it.
+TINT_ALPHA = 110
+
+
+class MatrixModel(QAbstractTableModel):
+    """The numbers of one matrix (or one head's slice of it) as a table.
+
+    `rejected(reason)` is emitted when typed text is refused; the view shows the reason.
+    """
+
+    rejected = Signal(str)
+
+    def __init__(self, document, name: str, parent: QObject | None = None):
+        super().__init__(parent)
+        self.document = document
+        self.name = name
+        self.head = 0
+        self.decimals = 3
+        self._colors: np.ndarray | None = None
+        self._bold = QFont()
+        self._bold.setBold(True)
+        document.valuesChanged.connect(self._on_values)
+        document.shapeChanged.connect(self._on_shape)
+        document.tokensChanged.connect(self._on_tokens)
+        document.viewChanged.connect(self._on_view)
+        self._last_view_head = document.view.head
+
+    # ------------------------------------------------------------------ shape -------
+    @property
+    def is_headed(self) -> bool:
+        return self.name in HEADED
+
+    @property
+    def is_bias(self) -> bool:
+        return self.name.startswith("b_")
+
+    def exists(self) -> bool:
+        """False when this is a bias and biases are off in the config."""
+        return self.name in self.document.config.parameter_shapes()
+
+    def head_count(self) -> int:
+        """How many slices the selector offers (h, h_kv, or 1 for unheaded matrices)."""
+        if not self.is_headed:
+            return 1
+        c = self.document.config
+        return c.h_kv if self.name in KV else c.h
+
+    def set_head(self, head: int) -> None:
+        head = max(0, min(int(head), self.head_count() - 1))
+        if head == self.head:
+            return
+        self.head = head
+        self._colors = None
+        if self.rowCount() and self.columnCount():
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
+            )
+        self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, max(0, self.rowCount() - 1))
+
+    def slice(self) -> np.ndarray:
+        """The 2-D block on screen (read-only): one head for per-head parameters."""
+        if not self.exists():
+            return np.zeros((0, 0))
+        a = self.document.matrix(self.name)
+        if self.is_headed:
+            a = a[min(self.head, a.shape[0] - 1)]
+        return a[None, :] if a.ndim == 1 else a
+
+    def array_index(self, row: int, col: int) -> tuple:
+        """The document index of a table cell."""
+        if self.is_headed:
+            return (self.head, col) if self.is_bias else (self.head, row, col)
+        return (col,) if self.name == "b_O" else (row, col)
+
+    def block_head(self) -> int | None:
+        """The `head` argument of `Document.set_block` for this model."""
+        return self.head if self.is_headed else None
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else self.slice().shape[0]
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else self.slice().shape[1]
+
+    # ------------------------------------------------------------------- data -------
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
+
+    def value(self, row: int, col: int) -> float:
+        return float(self.slice()[row, col])
+
+    def _tints(self) -> np.ndarray:
+        """RGB of every cell of the slice, from levels over the whole matrix (all heads)."""
+        if self._colors is None:
+            full = self.document.matrix(self.name)
+            levels = theme.levels_for("values", full)
+            self._colors = theme.colors_for(self.slice(), levels, theme.DIVERGING)
+        return self._colors
+
+    def inspected_rows(self) -> range:
+        """Rows of W_O that belong to the inspected head (emphasised)."""
+        if self.name != "W_O":
+            return range(0)
+        c = self.document.config
+        h = min(self.document.view.head, c.h - 1)
+        return range(h * c.d_v, (h + 1) * c.d_v)
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        r, c = index.row(), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return format_value(self.value(r, c), self.decimals)
+        if role == Qt.ItemDataRole.EditRole:
+            return format_value(self.value(r, c), 10)
+        if role == Qt.ItemDataRole.BackgroundRole:
+            rgb = self._tints()[r, c]
+            return QColor(int(rgb[0]), int(rgb[1]), int(rgb[2]), TINT_ALPHA)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and r in self.inspected_rows():
+            return self._bold
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{self.cell_name(r, c)} = {self.value(r, c)!r}"
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{self.cell_name(r, c)} = {format_value(self.value(r, c), 6)}"
+        return None
+
+    def cell_name(self, row: int, col: int) -> str:
+        if self.is_headed:
+            symbol = "g" if self.name in KV and self.document.config.variant != "MHA" else ""
+            head = f"{symbol}{self.head}" if symbol else str(self.head)
+            if self.is_bias:
+                return f"{self.name}[{head}][{col}]"
+            return f"{self.name}[{head}][{row}, {col}]"
+        if self.name == "b_O":
+            return f"b_O[{col}]"
+        if self.name == "X":
+            return f"X[{row}, {col}]  (token {self.document.tokens[row]!r})"
+        return f"{self.name}[{row}, {col}]"
+
+    def setData(self, index: QModelIndex, value, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        if not index.isValid() or role != Qt.ItemDataRole.EditRole:
+            return False
+        reason = self.document.check_value(value)
+        if reason is not None:
+            self.rejected.emit(f"{self.cell_name(index.row(), index.column())}: {reason}")
+            return False
+        return self.document.set_value(
+            self.name, self.array_index(index.row(), index.column()), value
+        )
+
+    # ---------------------------------------------------------------- headers -------
+    def row_label(self, row: int) -> str:
+        c = self.document.config
+        if self.name == "X":
+            tokens = self.document.tokens
+            return tokens[row] if row < len(tokens) else str(row)
+        if self.name == "W_O":
+            return f"h{row // c.d_v}·{row % c.d_v}"
+        if self.is_bias:
+            return self.name
+        return str(row)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ):  # noqa: N802
+        vertical = orientation == Qt.Orientation.Vertical
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.row_label(section) if vertical else str(section)
+        if role == Qt.ItemDataRole.ToolTipRole and vertical:
+            if self.name == "X":
+                return f"token {section}: {self.row_label(section)!r} (double-click to rename)"
+            if self.name == "W_O":
+                c = self.document.config
+                return f"row {section} of W_O: head {section // c.d_v}, component {section % c.d_v}"
+        if self.name == "W_O" and vertical and 0 <= section < self.rowCount():
+            head = section // self.document.config.d_v
+            if role == Qt.ItemDataRole.BackgroundRole:
+                color = QColor(theme.head_color(head))
+                color.setAlpha(200 if section in self.inspected_rows() else 90)
+                return color
+            if role == Qt.ItemDataRole.FontRole and section in self.inspected_rows():
+                return self._bold
+        return None
+
+    # --------------------------------------------------------- document signals -----
+    def _on_values(self, name: str) -> None:
+        if name != self.name:
+            return
+        self._colors = None
+        if self.rowCount() and self.columnCount():
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
+            )
+
+    def _on_shape(self) -> None:
+        self.beginResetModel()
+        self._colors = None
+        self.head = max(0, min(self.head, self.head_count() - 1))
+        self.endResetModel()
+
+    def _on_tokens(self) -> None:
+        if self.name == "X" and self.rowCount():
+            self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self.rowCount() - 1)
+
+    def _on_view(self) -> None:
+        head = self.document.view.head
+        if head == self._last_view_head:
+            return
+        self._last_view_head = head
+        if self.name == "W_O" and self.rowCount():
+            self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self.rowCount() - 1)
+            self.dataChanged.emit(
+                self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
+            )
