@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stages import STAGES
-from mha_gui.views.heatmap_panel import HeatmapPanel
+from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot, drop_menus
 
 # Which matrix kinds each stage shows, per head (None = one panel for the whole layer).
 STAGE_KINDS = {
@@ -215,7 +215,7 @@ class AttentionView(QWidget):
             for j, kind in enumerate(group.kinds):
                 head = None if group.head < 0 else group.head
                 shape = self._matrix(kind, head).shape
-                plot = cell.addPlot(row=1, col=j)
+                plot = add_plot(cell, 1, j)
                 if len(group.kinds) > 1:
                     plot.setTitle(
                         f"{sym_html(kind, head, c)}  <span style='color:{pal.muted}'>"
@@ -256,6 +256,7 @@ class AttentionView(QWidget):
             width=14,
             label=self._bar_label(stage),
         )
+        drop_menus(self.colorbar)
         for name in ("right", "left"):
             axis = self.colorbar.getAxis(name)
             axis.setTextPen(pg.mkPen(pal.text))

@@ -46,6 +46,28 @@ def cell_ticks(labels: list[str], limit: int = 16) -> list[list[tuple[float, str
     return [major, []]
 
 
+def add_plot(layout: pg.GraphicsLayout, row: int, col: int, **kwargs) -> pg.PlotItem:
+    """A PlotItem without pyqtgraph's context menus.
+
+    pyqtgraph gives every PlotItem and ViewBox a parentless QMenu that outlives the
+    plot (a leaked top-level widget per panel and rebuild); these heatmaps have their
+    own right-click hook instead.
+    """
+    plot = layout.addPlot(row=row, col=col, viewBox=pg.ViewBox(enableMenu=False), **kwargs)
+    drop_menus(plot)
+    return plot
+
+
+def drop_menus(plot: pg.PlotItem) -> None:
+    menu = getattr(plot, "ctrlMenu", None)
+    if menu is not None:
+        plot.ctrlMenu = None
+        menu.deleteLater()
+    vb = plot.getViewBox()
+    if vb.menu is not None:
+        vb.setMenuEnabled(False)
+
+
 class CellImage(pg.ImageItem):
     """An ImageItem that reports hovered and clicked cells to its panel."""
 

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
-from mha_gui.views.heatmap_panel import HeatmapPanel
+from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot
 
 STRIP_VALUE_LIMIT = 16
 
@@ -99,7 +99,7 @@ class QueryStrip(QWidget):
                 ci.addLabel("→", row=1, col=col, size="16pt", color=pal.muted)
                 col += 1
             self.titles[name] = ci.addLabel("", row=0, col=col, size="10pt")
-            plot = ci.addPlot(row=1, col=col)
+            plot = add_plot(ci, 1, col)
             ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
             self.panels[name] = self._panel(plot, name, shape, lut, pal)
             plot.getAxis("left").setWidth(4)
@@ -108,7 +108,7 @@ class QueryStrip(QWidget):
         # the same query's weights in every head (rows = heads)
         col += 0
         self.titles["heads"] = ci.addLabel("", row=0, col=col, size="10pt")
-        plot = ci.addPlot(row=1, col=col)
+        plot = add_plot(ci, 1, col)
         ci.layout.setColumnStretchFactor(col, max(3, c.n))
         self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), theme.SEQUENTIAL, pal)
         self._refresh_all()
