@@ -33,6 +33,7 @@ from mha_gui.engine.presets import PRESETS
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.attention_view import AttentionView
 from mha_gui.views.config_panel import ConfigPanel
+from mha_gui.views.export_actions import install_export_actions
 from mha_gui.views.matrix_editor import MatrixEditor, MatrixTable
 from mha_gui.views.query_strip import QueryStrip
 from mha_gui.views.stage_bar import StageBar
@@ -162,6 +163,7 @@ class MainWindow(QMainWindow):
         self._build_central()
         self._build_docks()
         self._build_menus()
+        install_export_actions(self, self.document)
         self._build_status()
 
         document.fileStateChanged.connect(self._update_title)
@@ -266,6 +268,14 @@ class MainWindow(QMainWindow):
         )
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.setObjectName("menu.recent")
+        self._recent_actions: list[QAction] = []
+        self._recent_empty = QAction("(no recent files)", self)
+        self._recent_empty.setEnabled(False)
+        self.recent_menu.addAction(self._recent_empty)
+        self._recent_end = self.recent_menu.addSeparator()
+        self._recent_clear = QAction("Clear list", self)
+        self._recent_clear.triggered.connect(self._clear_recent)
+        self.recent_menu.addAction(self._recent_clear)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
         self._fill_recent()
         file_menu.addSeparator()
@@ -547,23 +557,29 @@ class MainWindow(QMainWindow):
         self._fill_recent()
 
     def _fill_recent(self) -> None:
-        self.recent_menu.clear()
+        # Actions are reused rather than deleted with QMenu.clear(): deleting wrapped
+        # actions from C++ while Python holds them is how PySide apps crash.
         recent = self.recent_files()
-        for i, path in enumerate(recent):
-            action = QAction(f"&{i + 1}  {Path(path).name}", self.recent_menu)
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.triggered.connect(lambda _=False, p=path: self.open_path(p))
-            self.recent_menu.addAction(action)
-        if not recent:
-            empty = QAction("(no recent files)", self.recent_menu)
-            empty.setEnabled(False)
-            self.recent_menu.addAction(empty)
-        else:
-            self.recent_menu.addSeparator()
-            clear = QAction("Clear list", self.recent_menu)
-            clear.triggered.connect(self._clear_recent)
-            self.recent_menu.addAction(clear)
+        actions = self._recent_actions
+        while len(actions) < MAX_RECENT:
+            action = QAction(self)
+            action.triggered.connect(self._open_recent)
+            actions.append(action)
+            self.recent_menu.insertAction(self._recent_end, action)
+        for i, action in enumerate(actions):
+            if i < len(recent):
+                action.setText(f"&{i + 1}  {Path(recent[i]).name}")
+                action.setData(recent[i])
+                action.setStatusTip(recent[i])
+                action.setToolTip(recent[i])
+            action.setVisible(i < len(recent))
+        self._recent_empty.setVisible(not recent)
+        self._recent_clear.setVisible(bool(recent))
+
+    def _open_recent(self) -> None:
+        action = self.sender()
+        if isinstance(action, QAction) and action.data():
+            self.open_path(str(action.data()))
 
     def _clear_recent(self) -> None:
         settings().setValue("recentFiles", [])
