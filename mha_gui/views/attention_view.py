@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stages import STAGES
-from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot, drop_menus
+from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, add_plot
 
 # Which matrix kinds each stage shows, per head (None = one panel for the whole layer).
 STAGE_KINDS = {
@@ -76,7 +76,7 @@ class AttentionView(QWidget):
         self._show_values = True
         self.panels: dict[tuple[str, int], HeatmapPanel] = {}
         self.titles: dict[int, pg.LabelItem] = {}
-        self.colorbar: pg.ColorBarItem | None = None
+        self.colorbar: ColorBar | None = None
         self.extras: list = []  # concat bands and block outlines
         self._band_outline: dict[int, QGraphicsRectItem] = {}
         self._built_stage: int | None = None
@@ -247,20 +247,7 @@ class AttentionView(QWidget):
             self._add_concat_bands(self.panels[("H", -1)], pal)
 
         levels = self._stage_levels(stage)
-        cmap = pg.ColorMap(np.linspace(0.0, 1.0, len(lut)), lut)
-        self.colorbar = pg.ColorBarItem(
-            values=levels,
-            colorMap=cmap,
-            interactive=False,
-            colorMapMenu=False,
-            width=14,
-            label=self._bar_label(stage),
-        )
-        drop_menus(self.colorbar)
-        for name in ("right", "left"):
-            axis = self.colorbar.getAxis(name)
-            axis.setTextPen(pg.mkPen(pal.text))
-            axis.setPen(pg.mkPen(pal.muted))
+        self.colorbar = ColorBar(lut, levels, self._bar_label(stage), pal)
         self.canvas.ci.addItem(self.colorbar, row=0, col=ncols, rowspan=nrows)
         self._relabel()
         self._update_all()
@@ -361,7 +348,7 @@ class AttentionView(QWidget):
         relevel = levels != self._levels
         self._levels = levels
         if relevel and self.colorbar is not None:
-            self.colorbar.setLevels(values=levels)
+            self.colorbar.setLevels(levels)
         for (kind, head), panel in self.panels.items():
             if not (relevel or heads is None or self._depends(kind, head, heads)):
                 continue

@@ -10,6 +10,7 @@ afterwards (a TextItem costs ~0.4 ms to create).
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable
 
 import numpy as np
@@ -46,26 +47,99 @@ def cell_ticks(labels: list[str], limit: int = 16) -> list[list[tuple[float, str
     return [major, []]
 
 
-def add_plot(layout: pg.GraphicsLayout, row: int, col: int, **kwargs) -> pg.PlotItem:
-    """A PlotItem without pyqtgraph's context menus.
+class MatrixPlot(pg.GraphicsLayout):
+    """A light PlotItem: optional title, left and bottom axes around a ViewBox.
 
-    pyqtgraph gives every PlotItem and ViewBox a parentless QMenu that outlives the
-    plot (a leaked top-level widget per panel and rebuild); these heatmaps have their
-    own right-click hook instead.
+    pyqtgraph's PlotItem builds a control menu of ~50 widgets per plot whose group
+    boxes are parentless (top-level) until the plot is garbage-collected; a heatmap
+    needs none of it, and this is much cheaper to create.
     """
-    plot = layout.addPlot(row=row, col=col, viewBox=pg.ViewBox(enableMenu=False), **kwargs)
-    drop_menus(plot)
+
+    def __init__(self):
+        super().__init__()
+        self.setContentsMargins(0, 0, 0, 0)
+        self.setSpacing(0)
+        self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
+        self.titleLabel = pg.LabelItem("")
+        self.axes = {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")}
+        self.addItem(self.titleLabel, row=0, col=1)
+        self.addItem(self.axes["left"], row=1, col=0)
+        self.addItem(self.vb, row=1, col=1)
+        self.addItem(self.axes["bottom"], row=2, col=1)
+        for axis in self.axes.values():
+            axis.linkToView(self.vb)
+        self.setTitle(None)
+
+    def getViewBox(self):  # noqa: N802 - PlotItem's name
+        return self.vb
+
+    def getAxis(self, name: str):  # noqa: N802 - PlotItem's name
+        return self.axes[name]
+
+    def hideAxis(self, name: str) -> None:  # noqa: N802 - PlotItem's name
+        self.axes[name].hide()
+        self.axes[name].setMaximumWidth(0)
+
+    def addItem(self, item, *args, ignoreBounds=False, **kwargs):  # noqa: N802
+        """Layout cells with row/col (as GraphicsLayout); anything else goes in the view."""
+        if args or "row" in kwargs or "col" in kwargs:
+            return super().addItem(item, *args, **kwargs)
+        return self.vb.addItem(item, ignoreBounds=ignoreBounds)
+
+    def setTitle(self, text=None, **kwargs):  # noqa: N802 - PlotItem's name
+        if not text:
+            self.titleLabel.setVisible(False)
+            self.layout.setRowFixedHeight(0, 0)
+            return
+        self.titleLabel.setVisible(True)
+        self.titleLabel.setText(text, **kwargs)
+        self.layout.setRowMinimumHeight(0, 20)
+        self.layout.setRowMaximumHeight(0, 30)
+
+    def setLabel(self, axis: str, text: str, **kwargs):  # noqa: N802 - PlotItem's name
+        self.axes[axis].setLabel(text, **kwargs)
+
+
+def add_plot(layout: pg.GraphicsLayout, row: int, col: int) -> MatrixPlot:
+    plot = MatrixPlot()
+    layout.addItem(plot, row=row, col=col)
     return plot
 
 
-def drop_menus(plot: pg.PlotItem) -> None:
-    menu = getattr(plot, "ctrlMenu", None)
-    if menu is not None:
-        plot.ctrlMenu = None
-        menu.deleteLater()
-    vb = plot.getViewBox()
-    if vb.menu is not None:
-        vb.setMenuEnabled(False)
+class ColorBar(pg.GraphicsLayout):
+    """A vertical colour scale with a labelled axis (fixed levels; not interactive)."""
+
+    def __init__(self, lut: np.ndarray, levels: tuple[float, float], label: str, palette):
+        super().__init__()
+        self.setContentsMargins(0, 4, 0, 4)
+        self.setSpacing(0)
+        self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
+        self.vb.setFixedWidth(14)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setLookupTable(lut)
+        self.vb.addItem(self.image)
+        self.axis = pg.AxisItem("right")
+        self.axis.linkToView(self.vb)
+        self.axis.setLabel(label, color=palette.muted)
+        self.axis.setPen(pg.mkPen(palette.muted))
+        self.axis.setTextPen(pg.mkPen(palette.text))
+        font = QFont()
+        font.setPointSize(TICK_FONT_PT - 1)
+        self.axis.setStyle(tickFont=font)
+        self.addItem(self.vb, row=0, col=0)
+        self.addItem(self.axis, row=0, col=1)
+        self.levels = None
+        self.setLevels(levels)
+
+    def setLevels(self, levels: tuple[float, float]) -> None:  # noqa: N802
+        lo, hi = float(levels[0]), float(levels[1])
+        if hi <= lo:
+            hi = lo + 1.0
+        self.levels = (lo, hi)
+        ramp = np.linspace(lo, hi, 256)[:, None]
+        self.image.setImage(ramp, levels=(lo, hi), autoLevels=False)
+        self.image.setRect(QRectF(0.0, lo, 1.0, hi - lo))
+        self.vb.setRange(xRange=(0, 1), yRange=(lo, hi), padding=0)
 
 
 class CellImage(pg.ImageItem):
@@ -73,9 +147,13 @@ class CellImage(pg.ImageItem):
 
     def __init__(self, panel: HeatmapPanel):
         super().__init__(axisOrder="row-major")
-        self.panel = panel
+        self._panel = weakref.ref(panel)
         self._last_cell: tuple[int, int] | None = None
         self.setAcceptHoverEvents(True)
+
+    @property
+    def panel(self):
+        return self._panel()
 
     def _cell(self, pos) -> tuple[int, int] | None:
         if self.image is None:
@@ -146,9 +224,6 @@ class HeatmapPanel:
         self._show_values = show_values
         self._value_font_px = 0
 
-        plot.hideButtons()
-        plot.setMenuEnabled(False)
-        plot.setMouseEnabled(x=False, y=False)
         vb = plot.getViewBox()
         vb.invertY(True)
         vb.disableAutoRange()

@@ -1,0 +1,104 @@
+"""QueryStrip: one query followed through the inspected head (q, s, a, z) and every head."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from PySide6.QtGui import QColor  # noqa: E402
+
+from mha_gui import theme  # noqa: E402
+from mha_gui.document import Document  # noqa: E402
+from mha_gui.engine.explain import num  # noqa: E402
+from mha_gui.views.query_strip import QueryStrip  # noqa: E402
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+@pytest.fixture
+def strip(qtbot):
+    w = QueryStrip(Document())
+    qtbot.addWidget(w)
+    w.resize(1200, 200)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def grab(qtbot, w):
+    for _ in range(3):
+        qtbot.wait(5)
+    return w.grab().toImage()
+
+
+def test_strip_shows_the_query_path(strip):
+    doc = strip.document
+    doc.set_head(1)
+    doc.set_query(2)
+    t = doc.trace()
+    p = strip.panels
+    np.testing.assert_array_equal(p["q"].matrix[0], t.q[1, 2])
+    np.testing.assert_array_equal(p["s"].matrix[0], t.scores[1, 2])
+    np.testing.assert_array_equal(p["a"].matrix[0], t.weights[1, 2])
+    np.testing.assert_array_equal(p["z"].matrix[0], t.heads[1, 2])
+    np.testing.assert_array_equal(p["heads"].matrix, t.weights[:, 2, :])
+    assert p["a"].levels == (0.0, 1.0)
+    assert p["heads"].query_rect.rect().top() == 1.0  # the inspected head's row
+
+
+def test_selection_and_edits_change_pixels(qtbot, strip):
+    doc = strip.document
+    first = grab(qtbot, strip)
+    doc.set_query(1)
+    second = grab(qtbot, strip)
+    assert first != second
+    doc.set_head(1)
+    third = grab(qtbot, strip)
+    assert third != second
+    with qtbot.waitSignal(doc.traceChanged):
+        doc.set_value("W_K", (1, 2, 1), 4.0)
+    assert grab(qtbot, strip) != third
+    with qtbot.waitSignal(doc.traceChanged):
+        doc.undo_stack.undo()
+    assert grab(qtbot, strip) == third
+
+
+def test_blocked_keys_are_marked(qtbot, strip):
+    doc = strip.document
+    doc.set_causal(True)
+    doc.set_query(1)
+    image = grab(qtbot, strip)
+    panel = strip.panels["s"]
+    assert panel._blocked is not None and panel._blocked[0].tolist() == [False, False, True, True]
+    vb = panel.plot.getViewBox()
+    point = strip.canvas.mapFromScene(
+        vb.mapViewToScene(vb.mapSceneToView(vb.sceneBoundingRect().center()))
+    )
+    # the right half of the s row (keys "sat", "down") is grey
+    rect = vb.sceneBoundingRect()
+    x = int(rect.left() + rect.width() * 0.9)
+    y = int(rect.top() + rect.height() * 0.2)
+    assert QColor(image.pixel(x, y)).name() == QColor(theme.LIGHT.blocked).name()
+    assert point is not None
+
+
+def test_tooltips_and_titles(strip):
+    doc = strip.document
+    doc.set_head(1)
+    doc.set_query(2)
+    t = doc.trace()
+    text = strip.panels["a"].tooltip(0, 0)
+    assert text.startswith("A_1[2,0] = softmax(S_1[2,:])[0]")
+    assert num(t.weights[1, 2, 0]) in text
+    assert strip.panels["heads"].tooltip(0, 1).startswith("A_0[2,1]")
+    assert "sat" in strip.titles["q"].text
+
+
+def test_follows_shape_changes(qtbot, strip):
+    doc = strip.document
+    doc.open_preset("gqa")
+    qtbot.wait(5)
+    assert strip.panels["heads"].rows == 8
+    assert strip.panels["z"].matrix.shape == (1, 2)
