@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -133,6 +134,7 @@ def _no_leaked_windows(request):
     before = set(app.topLevelWidgets())
     palette, font = app.palette(), app.font()
     yield
+    gc.collect()  # pyqtgraph plot items own parentless control widgets until collected
     for _ in range(3):
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
         app.processEvents()

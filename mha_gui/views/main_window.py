@@ -11,7 +11,7 @@ import html
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -110,8 +110,9 @@ class FormulasDialog(QDialog):
             rows.append(
                 "<tr>"
                 f"<td valign='top'><b>{s.index}. {html.escape(s.title)}</b></td>"
-                f"<td valign='top'><code>{html.escape(formula_for(s, c))}</code><br>"
-                f"<span>{html.escape(shapes_line(s, c))}</span><br>"
+                f"<td valign='top'><span style='white-space:pre; font-size:large'>"
+                f"{html.escape(formula_for(s, c))}</span><br>"
+                f"<span style='white-space:pre'>{html.escape(shapes_line(s, c))}</span><br>"
                 f"<i>{html.escape(s.what)}</i></td></tr>"
             )
         summary = (
@@ -669,6 +670,3 @@ def _to_float(value, default: float) -> float:
         return float(value)
     except (TypeError, ValueError):
         return default
-
-
-__all__ = ["MainWindow", "FormulasDialog", "settings", "QTimer"]

@@ -284,7 +284,7 @@ def _title(name: str, document, head: int) -> str:
         heads = (
             f"head {first}" if c.group_size == 1 else f"heads {first}–{first + c.group_size - 1}"
         )
-        text += f"   K/V head {head}, shared by {heads}"
+        text += f"\nK/V head {head}, shared by {heads}"
     return text
 
 
