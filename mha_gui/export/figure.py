@@ -409,8 +409,18 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
         label_px = LABEL_PX
         row_label_w = min(150.0, max(text_width(s, label_px) for s in row.panels[0].row_labels))
         gutter = row_label_w + 10
-        avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (ncols - 1) * PANEL_GAP
-        cell = min(MAX_CELL, avail / (ncols * nc), MAX_PANEL_HEIGHT / nr)
+
+        def fit(cols: int) -> float:
+            avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
+            return min(MAX_CELL, avail / (cols * nc), MAX_PANEL_HEIGHT / nr)
+
+        cell = fit(ncols)
+        # narrow, tall panels (height-limited): put more per line while cells keep size
+        while ncols < k:
+            wider = math.ceil(k / (math.ceil(k / ncols) - 1)) if math.ceil(k / ncols) > 1 else k
+            if fit(wider) < cell * 0.999:
+                break
+            ncols = wider
         # label thinning: keep labels at least a line apart
         pitch = LABEL_PX * 1.25
         lab_px = LABEL_PX if cell >= pitch else max(9.0, cell * 0.85)
