@@ -119,6 +119,7 @@ class ColorBar(pg.GraphicsLayout):
         self.image.setLookupTable(lut)
         self.vb.addItem(self.image)
         self.axis = pg.AxisItem("right")
+        self.axis.enableAutoSIPrefix(False)  # "200 (x0.001)" misleads; print 0.2
         self.axis.linkToView(self.vb)
         self.axis.setLabel(label, color=palette.muted)
         self.axis.setPen(pg.mkPen(palette.muted))
@@ -276,12 +277,27 @@ class HeatmapPanel:
                     plot.addItem(item, ignoreBounds=True)
                     row.append(item)
                 self.labels.append(row)
-            vb.sigResized.connect(self._fit_labels)
+        self._tick_labels: tuple[list[str], list[str], int] | None = None
+        vb.sigResized.connect(self._fit_labels)
 
     # ------------------------------------------------------------------ content ---
     def set_axis_labels(self, rows: list[str], cols: list[str], limit: int = 16) -> None:
-        self.plot.getAxis("left").setTicks(cell_ticks(rows, limit))
-        self.plot.getAxis("bottom").setTicks(cell_ticks(cols, limit))
+        """Token (or index) tick labels, thinned so that they never overlap."""
+        self._tick_labels = (list(rows), list(cols), limit)
+        self._fit_ticks()
+
+    def _fit_ticks(self) -> None:
+        if self._tick_labels is None:
+            return
+        rows, cols, limit = self._tick_labels
+        rect = self.plot.getViewBox().sceneBoundingRect()
+        row_limit = col_limit = limit
+        if rect.width() > 0:
+            widest = max((len(str(c)) for c in cols), default=1)
+            col_limit = min(limit, max(1, int(rect.width() / (7.5 * widest + 10))))
+            row_limit = min(limit, max(1, int(rect.height() / 17)))
+        self.plot.getAxis("left").setTicks(cell_ticks(rows, row_limit))
+        self.plot.getAxis("bottom").setTicks(cell_ticks(cols, col_limit))
 
     def set_matrix(
         self,
@@ -355,6 +371,7 @@ class HeatmapPanel:
                 item.setVisible(True)
 
     def _fit_labels(self, *_args) -> None:
+        self._fit_ticks()
         rect = self.plot.getViewBox().sceneBoundingRect()
         if rect.width() <= 0 or not self.labels:
             return
