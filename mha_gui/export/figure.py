@@ -410,7 +410,7 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
         row_label_w = min(150.0, max(text_width(s, label_px) for s in row.panels[0].row_labels))
         gutter = row_label_w + 10
 
-        def fit(cols: int) -> float:
+        def fit(cols: int, gutter=gutter, nc=nc, nr=nr) -> float:
             avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
             return min(MAX_CELL, avail / (cols * nc), MAX_PANEL_HEIGHT / nr)
 
