@@ -112,7 +112,12 @@ def operand_shapes(
     table = {
         "input": ([], [x]),
         "projections": (
-            [x, ("W_i^Q", _x(c.d_model, c.d_k)), (f"W_{g}^V", _x(c.d_model, c.d_v))],
+            [
+                x,
+                ("W_i^Q", _x(c.d_model, c.d_k)),
+                (f"W_{g}^K", _x(c.d_model, c.d_k)),
+                (f"W_{g}^V", _x(c.d_model, c.d_v)),
+            ],
             [q, k, v],
         ),
         "scores": ([q, k], [scores]),
