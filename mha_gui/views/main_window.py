@@ -238,7 +238,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.docks["W_K"], self.docks["W_V"])
         self.docks["W_Q"].raise_()
         self.resizeDocks(
-            [self.docks["X"], self.docks["config"]], [300, 280], Qt.Orientation.Vertical
+            [self.docks["X"], self.docks["W_Q"]], [270, 270], Qt.Orientation.Horizontal
         )
 
     def _action(self, menu, text, slot, shortcut=None, name=None) -> QAction:

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui import theme
 from mha_gui.engine.parameters import VALUE_LIMIT
-from mha_gui.engine.values import parse_block, to_tsv
+from mha_gui.engine.values import format_value, parse_block, to_tsv
 from mha_gui.views.matrix_model import KV, MatrixModel
 
 _drag_ids = itertools.count(1)
@@ -96,13 +96,42 @@ class MatrixTable(QTableView):
         # Never taller or wider than the matrix: the dock's spare room stays empty.
         self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Maximum)
         self._fit_sections()
+        # Columns fit the numbers; during a scrub they only widen, so they do not jump.
+        model.modelReset.connect(self._fit_sections)
+        model.dataChanged.connect(self._refit_columns)
+        # A scroll bar appearing (narrow dock) makes room for itself instead of a row.
+        self.horizontalScrollBar().rangeChanged.connect(self.updateGeometry)
+        self.verticalScrollBar().rangeChanged.connect(self.updateGeometry)
 
     # ---------------------------------------------------------------- sizing --------
+    def _column_width(self) -> int:
+        """Wide enough for the longest number shown (small integers give narrow columns)."""
+        fm = self.fontMetrics()
+        a = self.matrix_model.slice()
+        if a.size > 4096:
+            chars = 6  # "-0.123": typical of random weights, and cheap to decide
+        elif a.size == 0:
+            chars = 3
+        else:
+            d = self.matrix_model.decimals
+            chars = max(3, max(len(format_value(float(v), d)) for v in a.flat))
+        return fm.horizontalAdvance("0" * chars) + 14
+
     def _fit_sections(self) -> None:
         fm = self.fontMetrics()
-        self.horizontalHeader().setDefaultSectionSize(fm.horizontalAdvance("−0.000") + 14)
-        self.verticalHeader().setDefaultSectionSize(fm.height() + 8)
         self.horizontalHeader().setMinimumSectionSize(fm.horizontalAdvance("00") + 8)
+        self.horizontalHeader().setDefaultSectionSize(self._column_width())
+        self.verticalHeader().setDefaultSectionSize(fm.height() + 8)
+        self.updateGeometry()
+
+    def _refit_columns(self) -> None:
+        """After an edit: fit the new numbers; while scrubbing, only ever widen."""
+        header = self.horizontalHeader()
+        width = self._column_width()
+        current = header.defaultSectionSize()
+        if width == current or (self._scrub is not None and width < current):
+            return
+        header.setDefaultSectionSize(width)
         self.updateGeometry()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802
@@ -125,9 +154,9 @@ class MatrixTable(QTableView):
         )
         sb = self.style().pixelMetric(self.style().PixelMetric.PM_ScrollBarExtent)
         cap_w, cap_h = 560, 420
-        if w > cap_w:
+        if w > cap_w or self.horizontalScrollBar().maximum() > 0:
             h += sb
-        if h > cap_h:
+        if h > cap_h or self.verticalScrollBar().maximum() > 0:
             w += sb
         return QSize(min(w, cap_w), min(h, cap_h))
 
@@ -230,6 +259,7 @@ class MatrixTable(QTableView):
         if self._scrub is not None:
             self._scrub = None
             self.viewport().unsetCursor()
+            self._refit_columns()
 
     def nudge(self, row: int, col: int, notches: float) -> None:
         """Ctrl+wheel: ten scrub steps per notch; successive nudges of a cell merge."""
