@@ -260,6 +260,16 @@ def allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, scale, blocked) ->
     )
 
 
+def _fits(t: Trace, n, d_model, h, h_kv, d_k, d_v, dtype) -> bool:
+    return (
+        isinstance(t, Trace)
+        and t.q.shape == (h, n, d_k)
+        and t.v.shape == (h_kv, n, d_v)
+        and t.output.shape == (n, d_model)
+        and t.q.dtype == dtype
+    )
+
+
 def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> Trace:
     """Every step in order into the buffers of `t` (already validated operands)."""
     project(x, w_q, b_q, t.q)
@@ -289,6 +299,7 @@ def forward(
     mask=None,
     causal: bool = False,
     scale: float | None = None,
+    out: Trace | None = None,
 ) -> Trace:
     """Multi-head attention with every intermediate (see DESIGN.md for the equations).
 
@@ -297,6 +308,10 @@ def forward(
     `causal` also blocks keys after the query. Query head i reads K/V head i // (h/h_kv).
     A query whose every key is blocked gets all-zero weights. Computes in float32 when
     every operand is float32, float64 otherwise.
+
+    `out=previous_trace` overwrites that trace's arrays instead of allocating new ones
+    when shapes and dtype match (a loop over many inputs then avoids page-fault costs);
+    the returned trace is then `out` itself, so keep copies of anything you need.
     """
     x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask = validate_inputs(
         x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask
@@ -318,5 +333,9 @@ def forward(
     h, _, d_k = w_q.shape
     h_kv, _, d_v = w_v.shape
     blocked = blocked_positions(n, mask, causal)
-    t = allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked)
+    if out is not None and _fits(out, n, d_model, h, h_kv, d_k, d_v, dtype):
+        t = out
+        t.mask, t.scale = blocked, float(scale)
+    else:
+        t = allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked)
     return run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)

@@ -108,3 +108,16 @@ def test_fully_blocked_row_gives_zero_weights_and_zero_head_output():
     )
     assert np.all(t.weights[:, 1] == 0) and np.all(t.heads[:, 1] == 0)
     assert np.all(np.isfinite(t.output))
+
+
+@settings(max_examples=60, deadline=None)
+@given(layers(), layers())
+def test_out_reuses_buffers_only_when_shapes_match_and_stays_exact(first, second):
+    (a1, o1), (a2, o2) = first, second
+    previous = forward(**a1, **o1)
+    t = forward(**a2, **o2, out=previous)
+    fresh = forward(**a2, **o2)
+    for name in FIELDS:
+        _close(getattr(t, name), getattr(fresh, name))
+    same = previous.q.shape == fresh.q.shape and previous.v.shape == fresh.v.shape
+    assert (t is previous) == (same and previous.output.shape == fresh.output.shape)
