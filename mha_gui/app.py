@@ -64,4 +64,7 @@ def run_app(session_path=None, preset=None) -> int:
     app.setStyle("Fusion")  # honours the light/dark palettes on every platform
     window = _build_window(session, path, None if path else name)
     window.show()
+    from PySide6.QtCore import QTimer
+
+    QTimer.singleShot(0, window.offer_recovery)  # after a crash, offer the autosaved work
     return app.exec()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -97,7 +97,7 @@ class ConfigPanel(QWidget):
         self.scale_edit = QLineEdit(self)
         self.scale_edit.setObjectName("scaleEdit")
         self.scale_edit.setToolTip("Custom factor multiplying Q Kᵀ (a positive number)")
-        self.scale_edit.setMaximumWidth(self.fontMetrics().horizontalAdvance("0.000000") + 16)
+        self._fit_scale_edit()
         self.scale_edit.editingFinished.connect(self._on_scale_edited)
         scale_row.addWidget(self.default_scale)
         scale_row.addWidget(self.scale_edit)
@@ -113,6 +113,14 @@ class ConfigPanel(QWidget):
 
         document.configChanged.connect(self.sync)
         self.sync()
+
+    def _fit_scale_edit(self) -> None:
+        self.scale_edit.setFixedWidth(self.fontMetrics().horizontalAdvance("0.0000000") + 16)
+
+    def changeEvent(self, event) -> None:  # noqa: N802
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_scale_edit()
 
     # ------------------------------------------------------------------ sync --------
     def sync(self) -> None:

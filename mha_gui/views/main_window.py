@@ -7,11 +7,12 @@ QSettings("mha-gui", "mha-gui").
 
 from __future__ import annotations
 
+import contextlib
 import html
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSettings, Qt, Signal
+from PySide6.QtCore import QDateTime, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QApplication,
@@ -30,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui import theme
 from mha_gui.engine.presets import PRESETS
+from mha_gui.engine.session import load_session, save_session
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.attention_view import AttentionView
 from mha_gui.views.config_panel import ConfigPanel
@@ -43,6 +45,7 @@ MAX_RECENT = 8
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5)
 STATE_VERSION = 1
 MESSAGE_MS = 10000
+AUTOSAVE_MS = 30000
 
 # What the application looked like before any theme or zoom was applied ("system").
 _system_palette: QPalette | None = None
@@ -51,6 +54,11 @@ _base_point_size: float | None = None
 
 def settings() -> QSettings:
     return QSettings("mha-gui", "mha-gui")
+
+
+def autosave_path() -> Path:
+    """Beside the settings file (so tests, which move the settings, never touch home)."""
+    return Path(settings().fileName()).parent / "mha-gui-autosave.json"
 
 
 def qpalette(p: theme.Palette) -> QPalette:
@@ -167,7 +175,13 @@ class MainWindow(QMainWindow):
         install_export_actions(self, self.document)
         self._build_status()
 
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setInterval(AUTOSAVE_MS)
+        self._autosave_timer.timeout.connect(self.autosave)
+        self._autosave_timer.start()
+
         document.fileStateChanged.connect(self._update_title)
+        document.fileStateChanged.connect(self._drop_autosave_if_clean)
         document.configChanged.connect(self._update_summary)
         self._update_title()
         self._update_summary()
@@ -645,6 +659,55 @@ class MainWindow(QMainWindow):
             "Alt+drag or middle-drag a cell to scrub its value; Ctrl+wheel nudges it.",
         )
 
+    # --------------------------------------------------------------- autosave -------
+    def autosave(self) -> Path | None:
+        """Write unsaved work beside the settings, so a crash loses at most a few seconds."""
+        if not self.document.is_modified:
+            return None
+        path = autosave_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return save_session(self.document.session, path)
+        except (OSError, ValueError) as exc:
+            self.show_message(f"Autosave failed: {exc}")
+            return None
+
+    def _drop_autosave(self) -> None:
+        with contextlib.suppress(OSError):
+            autosave_path().unlink(missing_ok=True)
+
+    def _drop_autosave_if_clean(self) -> None:
+        if not self.document.is_modified:
+            self._drop_autosave()
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer the autosaved work back. True if it was recovered."""
+        path = autosave_path()
+        if not path.exists():
+            return False
+        when = QDateTime.fromSecsSinceEpoch(int(path.stat().st_mtime)).toString("yyyy-MM-dd hh:mm")
+        answer = QMessageBox.question(
+            self,
+            "Recover unsaved work",
+            f"mha-gui was closed without saving some changes (autosaved {when}).\nRecover them?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            self._drop_autosave()
+            return False
+        try:
+            session = load_session(path)
+        except (OSError, ValueError) as exc:
+            QMessageBox.critical(self, "Cannot recover", f"{path}:\n{exc}")
+            self._drop_autosave()
+            return False
+        self.document.open_session(session)
+        self.document.undo_stack.resetClean()  # recovered work is not saved anywhere yet
+        self._update_title()
+        self.show_message("Recovered the autosaved work: save it to keep it")
+        return True
+
     # ---------------------------------------------------------------- closing -------
     def save_settings(self) -> None:
         s = settings()
@@ -656,6 +719,8 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.save_settings()
+        self._autosave_timer.stop()
+        self._drop_autosave()
         event.accept()
 
 

@@ -341,6 +341,7 @@ class MatrixEditor(QWidget):
         self.title = QLabel(self)
         self.title.setObjectName(f"title.{name}")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.title.setWordWrap(True)  # a narrow dock wraps the title instead of widening
         layout.addWidget(self.title)
 
         self.tabs: QTabBar | None = None
@@ -359,6 +360,7 @@ class MatrixEditor(QWidget):
         self.bias_label: QLabel | None = None
         if bias is not None:
             self.bias_label = QLabel(self)
+            self.bias_label.setWordWrap(True)
             self.bias_model = MatrixModel(document, bias, self)
             self.bias_table = MatrixTable(self.bias_model, self)
             self.bias_table.message.connect(self.message)

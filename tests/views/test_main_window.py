@@ -279,3 +279,34 @@ def test_presets_fit_on_a_projector(qtbot, preset):
     w.show()
     QApplication.processEvents()
     assert w.width() <= 1280 and w.height() <= 720
+
+
+def test_autosave_is_offered_back_after_a_crash(qtbot, dialogs, _temporary_settings):
+    crashed = create_main_window("toy")
+    qtbot.addWidget(crashed)
+    assert crashed.autosave() is None  # nothing unsaved, nothing written
+    _edit(crashed)
+    path = crashed.autosave()
+    assert path is not None and _temporary_settings in path.parents
+    # a new start (the crashed window never closed)
+    fresh = create_main_window("toy")
+    qtbot.addWidget(fresh)
+    dialogs.answer = Button.Yes
+    assert fresh.offer_recovery() is True
+    assert dialogs.kinds() == ["question"]
+    assert fresh.document.matrix("X")[0, 0] == 9
+    assert fresh.isWindowModified() and fresh.windowTitle().startswith("untitled")
+    # a clean close (here: discarding) removes the autosave
+    dialogs.answer = Button.Discard
+    assert fresh.close() and not path.exists()
+    assert fresh.offer_recovery() is False
+
+
+def test_declining_recovery_drops_the_autosave(qtbot, dialogs):
+    w = create_main_window("toy")
+    qtbot.addWidget(w)
+    _edit(w)
+    path = w.autosave()
+    dialogs.answer = Button.No
+    assert w.offer_recovery() is False and not path.exists()
+    assert w.document.matrix("X")[0, 0] == 9  # the current work is untouched
