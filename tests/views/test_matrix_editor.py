@@ -330,3 +330,32 @@ def test_cells_are_tinted_by_value(editor, doc):
     zero = m.index(0, 1).data(Qt.ItemDataRole.BackgroundRole)
     assert hi.red() > hi.blue() and hi.alpha() < 255
     assert abs(zero.red() - zero.blue()) < 10  # zero is the neutral middle colour
+
+
+def test_typing_in_the_cell_editor_commits_on_enter_and_letters_are_refused(editor, doc, qtbot):
+    from PySide6.QtWidgets import QLineEdit
+
+    e = editor("X")
+    table = e.table
+    index = table.model().index(3, 0)
+    table.setCurrentIndex(index)
+    table.edit(index)
+    line = table.viewport().findChild(QLineEdit)
+    assert line is not None and line.text() == "0"
+    line.selectAll()
+    qtbot.keyClicks(line, "x-0.5y")  # x and y can never be part of a number
+    assert line.text() == "-0.5"
+    qtbot.keyClick(line, Qt.Key.Key_Return)  # the delegate commits on the next event turn
+    qtbot.waitUntil(lambda: doc.matrix("X")[3, 0] == -0.5, timeout=1000)
+    assert table.model().index(3, 0).data() == "-0.5"
+    # a number beyond range is let through the editor and refused by the model
+    messages = []
+    e.message.connect(messages.append)
+    table.edit(index)
+    line = table.viewport().findChild(QLineEdit)
+    line.selectAll()
+    qtbot.keyClicks(line, "5e9")
+    qtbot.keyClick(line, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: bool(messages), timeout=1000)
+    assert doc.matrix("X")[3, 0] == -0.5 and "beyond" in messages[-1]
+    assert doc.undo_stack.count() == 1
