@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
 
 from mha_gui import theme
 from mha_gui.engine.values import format_value
+from mha_gui.views.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
 VALUE_LIMIT = 12
@@ -174,7 +175,7 @@ class CellImage(pg.ImageItem):
         if cell is None or cell == self._last_cell:
             return
         self._last_cell = cell
-        text = self.panel.tooltip(*cell)
+        text = self.panel.tooltip_html(*cell)
         if text:
             QToolTip.showText(ev.screenPos().toPoint(), text)
 
@@ -409,6 +410,10 @@ class HeatmapPanel:
     # -------------------------------------------------------------- callbacks -----
     def tooltip(self, row: int, col: int) -> str:
         return self.on_tooltip(self.kind, self.head, row, col) if self.on_tooltip else ""
+
+    def tooltip_html(self, row: int, col: int) -> str:
+        """The tooltip as shown: escaped rich text, so token labels like <s> stay literal."""
+        return tooltip_html(self.tooltip(row, col))
 
     def clicked(self, row: int, col: int) -> None:
         if self.on_click:

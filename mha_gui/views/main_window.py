@@ -583,7 +583,7 @@ class MainWindow(QMainWindow):
             self.recent_menu.insertAction(self._recent_end, action)
         for i, action in enumerate(actions):
             if i < len(recent):
-                action.setText(f"&{i + 1}  {Path(recent[i]).name}")
+                action.setText(f"&{i + 1}  {Path(recent[i]).name.replace('&', '&&')}")
                 action.setData(recent[i])
                 action.setStatusTip(recent[i])
                 action.setToolTip(recent[i])

@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QFont
 
 from mha_gui import theme
 from mha_gui.engine.values import format_value
+from mha_gui.views.rich_text import tooltip_html
 
 HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
 KV = ("W_K", "W_V", "b_K", "b_V")
@@ -145,7 +146,7 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.FontRole and r in self.inspected_rows():
             return self._bold
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{self.cell_name(r, c)} = {self.value(r, c)!r}"
+            return tooltip_html(f"{self.cell_name(r, c)} = {self.value(r, c)!r}")
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{self.cell_name(r, c)} = {format_value(self.value(r, c), 6)}"
         return None
@@ -194,7 +195,9 @@ class MatrixModel(QAbstractTableModel):
             return self.row_label(section) if vertical else str(section)
         if role == Qt.ItemDataRole.ToolTipRole and vertical:
             if self.name == "X":
-                return f"token {section}: {self.row_label(section)!r} (double-click to rename)"
+                return tooltip_html(
+                    f"token {section}: {self.row_label(section)!r} (double-click to rename)"
+                )
             if self.name == "W_O":
                 c = self.document.config
                 return f"row {section} of W_O: head {section // c.d_v}, component {section % c.d_v}"

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
 from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot
+from mha_gui.views.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
 
@@ -165,18 +166,19 @@ class QueryStrip(QWidget):
         if heads is not None:
             return
         token = tokens[j]
+        shown = esc(token)  # a token like <s> is text, not a tag
         colour = theme.head_color(i)
         kv = f"K_{g}" if c.variant != "MHA" else f"K_{i}"
         scale = "/ √d_k" if c.scale is None else f"· {c.scale:g}"
         for name, text in (
-            ("q", f"q = Q<sub>{i}</sub>[{token}]  1×{c.d_k}"),
+            ("q", f"q = Q<sub>{i}</sub>[{shown}]  1×{c.d_k}"),
             ("s", f"s = q {kv}ᵀ {scale}  1×{c.n}"),
             ("a", f"a = softmax(s)  1×{c.n}"),
             ("z", f"z<sub>{i}</sub> = a V<sub>{g}</sub>  1×{c.d_v}"),
         ):
             self.titles[name].setText(text, color=colour, size="10pt", bold=True)
         self.titles["heads"].setText(
-            f"“{token}” weights in every head  {c.h}×{c.n}", color=pal.text, size="10pt"
+            f"“{shown}” weights in every head  {c.h}×{c.n}", color=pal.text, size="10pt"
         )
         self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
         self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])

@@ -359,3 +359,17 @@ def test_typing_in_the_cell_editor_commits_on_enter_and_letters_are_refused(edit
     qtbot.waitUntil(lambda: bool(messages), timeout=1000)
     assert doc.matrix("X")[3, 0] == -0.5 and "beyond" in messages[-1]
     assert doc.undo_stack.count() == 1
+
+
+def test_token_tooltips_show_the_token_literally(editor, doc):
+    from PySide6.QtGui import QTextDocument
+
+    doc.set_token(0, "<s>")
+    e = editor("X")
+    model = e.table.model()
+    rendered = QTextDocument()
+    rendered.setHtml(model.index(0, 0).data(Qt.ItemDataRole.ToolTipRole))
+    assert "'<s>'" in rendered.toPlainText()
+    rendered.setHtml(model.headerData(0, Qt.Orientation.Vertical, Qt.ItemDataRole.ToolTipRole))
+    assert "token 0: '<s>'" in rendered.toPlainText()
+    assert model.headerData(0, Qt.Orientation.Vertical) == "<s>"

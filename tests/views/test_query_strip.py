@@ -102,3 +102,22 @@ def test_follows_shape_changes(qtbot, strip):
     qtbot.wait(5)
     assert strip.panels["heads"].rows == 8
     assert strip.panels["z"].matrix.shape == (1, 2)
+
+
+@pytest.mark.parametrize("token", ["<s>", "<b>x</b>"])
+def test_token_labels_are_text_not_html(qtbot, strip, token):
+    """A token such as <s> must appear literally, not turn the title into strike-through."""
+    doc = strip.document
+    doc.set_token(0, token)
+    doc.set_query(0)
+    qtbot.wait(5)
+    shown_q = strip.titles["q"].item.toPlainText()
+    shown_heads = strip.titles["heads"].item.toPlainText()
+    assert f"[{token}]" in shown_q
+    assert f"“{token}” weights in every head" in shown_heads
+    # and a hover on any cell names the token literally too
+    from PySide6.QtGui import QTextDocument
+
+    rendered = QTextDocument()
+    rendered.setHtml(strip.panels["s"].tooltip_html(0, 0))
+    assert token in rendered.toPlainText()
