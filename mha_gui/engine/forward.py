@@ -8,6 +8,8 @@ every step.
 
 from __future__ import annotations
 
+import math
+import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -66,7 +68,16 @@ def _shape_text(shape) -> str:
 
 
 def _as_matrix(name: str, value, ndim: int) -> np.ndarray:
-    arr = np.asarray(value)
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nested lists
+        raise ValueError(
+            f"{name} must be a rectangular array of numbers (every row the same length)"
+        ) from None
+    if arr.dtype == object:
+        for index, item in np.ndenumerate(arr):
+            if isinstance(item, bool) or not isinstance(item, numbers.Real):
+                raise ValueError(f"{name} must hold numbers, got {item!r} at {list(index)}")
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
         try:
             arr = arr.astype(np.float64)
@@ -320,15 +331,24 @@ def forward(
     dtype = np.result_type(*operands, np.float32)
     if dtype not in (np.float32, np.float64):
         dtype = np.dtype(np.float64)
-    x, w_q, w_k, w_v, w_o = (a.astype(dtype, copy=False) for a in (x, w_q, w_k, w_v, w_o))
+    x, w_q, w_k, w_v = (a.astype(dtype, copy=False) for a in (x, w_q, w_k, w_v))
+    # The trace keeps W_O to compute `contributions` on demand: a private copy, so that a
+    # caller who edits their W_O afterwards does not silently change this trace.
+    w_o = np.array(w_o, dtype=dtype, order="C")
     b_q, b_k, b_v, b_o = (
         None if b is None else b.astype(dtype, copy=False) for b in (b_q, b_k, b_v, b_o)
     )
     if scale is None:
         scale = 1.0 / np.sqrt(w_q.shape[2])
-    else:
-        if isinstance(scale, bool) or not np.isfinite(scale) or scale <= 0:
-            raise ValueError(f"scale must be a positive finite number, got {scale!r}")
+    elif (
+        isinstance(scale, (bool, np.bool_))
+        or not isinstance(scale, numbers.Real)
+        or not math.isfinite(scale)
+        or scale <= 0
+    ):
+        raise ValueError(f"scale must be a positive finite number (or None), got {scale!r}")
+    if not isinstance(causal, (bool, np.bool_)):
+        raise ValueError(f"causal must be True or False, got {causal!r}")
     n, d_model = x.shape
     h, _, d_k = w_q.shape
     h_kv, _, d_v = w_v.shape
@@ -338,4 +358,24 @@ def forward(
         t.mask, t.scale = blocked, float(scale)
     else:
         t = allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked)
-    return run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)
+    with np.errstate(over="ignore", invalid="ignore"):
+        run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)
+    _check_no_overflow(t, (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o))
+    return t
+
+
+def _check_no_overflow(t: Trace, operands) -> None:
+    """Finite inputs can still overflow the float type (1e200² in float64, 1e20² in float32).
+
+    A NaN output would be silently wrong, so say which intermediate overflowed instead.
+    Any overflow in Q, K, V, the scores or the weights propagates into V or Y, so these
+    cheap n×d checks cover the h×n×n arrays too.
+    """
+    for label, arr in (("Q", t.q), ("K", t.k), ("V", t.v), ("Y", t.output)):
+        if not np.isfinite(arr).all():
+            largest = max(float(np.abs(a).max()) for a in operands if a is not None)
+            hint = " or compute in float64" if arr.dtype == np.float32 else ""
+            raise ValueError(
+                f"the numbers are too large for {arr.dtype.name}: {label} overflows "
+                f"(largest input magnitude {largest:.3g}); use smaller values{hint}"
+            )

@@ -60,3 +60,52 @@ def test_config_refuses_impossible_combinations(changes, words):
     with pytest.raises(ValueError) as err:
         Config(**changes)
     assert words in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "scale, words",
+    [("0.5", "scale must be"), (np.array([0.5, 0.5]), "scale must be"), (1j, "scale must be")],
+)
+def test_scale_of_the_wrong_type_is_a_clear_value_error(scale, words):
+    with pytest.raises(ValueError) as err:
+        forward(X, WQ, WK, WV, WO, scale=scale)
+    assert words in str(err.value)
+
+
+def test_numpy_scalar_scale_is_accepted():
+    t = forward(X, WQ, WK, WV, WO, scale=np.float32(0.5))
+    assert t.scale == 0.5
+
+
+def test_causal_must_be_true_or_false():
+    with pytest.raises(ValueError, match="causal must be True or False"):
+        forward(X, WQ, WK, WV, WO, causal="no")
+    assert forward(X, WQ, WK, WV, WO, causal=np.bool_(True)).mask[0, 1]
+
+
+@pytest.mark.parametrize(
+    "x, words",
+    [
+        ([[1.0, 2.0, 3.0, 4.0], [1.0, 2.0]], "X must be a rectangular array of numbers"),
+        (np.array([[1, None, 0, 0]] * 3, dtype=object), "X must hold numbers"),
+    ],
+)
+def test_ragged_or_none_inputs_are_named(x, words):
+    with pytest.raises(ValueError) as err:
+        forward(x, WQ, WK, WV, WO)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e200), (np.float32, 1e30)])
+def test_overflow_is_refused_not_returned_as_nan(dtype, big):
+    args = [a.astype(dtype) for a in (X * big, WQ, WK, WV, WO)]
+    with np.errstate(all="ignore"), pytest.raises(ValueError) as err:
+        forward(*args)
+    assert "too large" in str(err.value) and np.dtype(dtype).name in str(err.value)
+
+
+def test_contributions_do_not_follow_later_edits_of_the_callers_w_o():
+    w_o = WO.copy()
+    t = forward(X, WQ, WK, WV, w_o)
+    w_o[:] = 0.0
+    np.testing.assert_allclose(t.contributions.sum(axis=0), t.output)
