@@ -26,16 +26,26 @@ AXIS_NAMES = {
     "b_V": ("h_kv", "d_v"),
     "b_O": ("d_model",),
 }
-# Largest magnitude a user may type: keeps exp() and the figures meaningful.
+# Largest magnitude a user may type or a session may hold: keeps exp() and the figures
+# meaningful, and keeps every product of the forward pass far from float64 overflow.
 VALUE_LIMIT = 1e6
 
 
-def check_array(name: str, value, shape: tuple[int, ...], dims: str = "") -> np.ndarray:
-    """Return `value` as a finite float64 array of `shape`, or raise a ValueError naming it."""
+def check_array(
+    name: str, value, shape: tuple[int, ...], dims: str = "", limit: float | None = None
+) -> np.ndarray:
+    """Return `value` as a finite float64 array of `shape`, or raise a ValueError naming it.
+
+    With `limit`, every entry must also lie within ±limit.
+    """
     try:
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must hold numbers only ({exc})") from None
+    except OverflowError:  # an integer with hundreds of digits
+        raise ValueError(f"{name} holds a number too large for a float") from None
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must hold numbers only, in a rectangular array (rows of equal length)"
+        ) from None
     if arr.shape != tuple(shape):
         need = "(" + ", ".join(str(s) for s in shape) + ")"
         extra = f" but {dims} needs {need}" if dims else f" but must be {need}"
@@ -43,6 +53,9 @@ def check_array(name: str, value, shape: tuple[int, ...], dims: str = "") -> np.
     if not np.all(np.isfinite(arr)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise ValueError(f"{name}{list(bad)} is {arr[bad]}: every entry must be a finite number")
+    if limit is not None and arr.size and np.abs(arr).max() > limit:
+        bad = tuple(int(i) for i in np.argwhere(np.abs(arr) > limit)[0])
+        raise ValueError(f"{name}{list(bad)} is {arr[bad]:g}: values must be within ±{limit:g}")
     return arr
 
 
@@ -89,7 +102,9 @@ class Parameters:
             value = getattr(self, name)
             if value is None:
                 raise ValueError(f"{name} is missing (biases are on in the config)")
-            checked[name] = check_array(name, value, shape, dims_text(name, config))
+            checked[name] = check_array(
+                name, value, shape, dims_text(name, config), limit=VALUE_LIMIT
+            )
         if not config.bias:
             present = [b for b in BIAS_NAMES if getattr(self, b) is not None]
             if present:

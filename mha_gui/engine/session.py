@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,12 +19,13 @@ import numpy as np
 
 from mha_gui.engine.config import Config
 from mha_gui.engine.forward import Trace, forward
-from mha_gui.engine.parameters import Parameters, check_array, dims_text
+from mha_gui.engine.parameters import VALUE_LIMIT, Parameters, check_array, dims_text
 from mha_gui.engine.stages import STAGES, stage_by_name
 
 FORMAT = "mha-gui-session"
 VERSION = 1
 MAX_TOKEN_LENGTH = 40
+TOP_LEVEL_KEYS = ("format", "version", "config", "tokens", "matrices", "view", "mask")
 # A session file larger than this is refused before parsing: BERT-base at n=512 is ~60 MB.
 MAX_SESSION_BYTES = 256 * 1024 * 1024
 
@@ -95,6 +97,11 @@ def validate_tokens(tokens, n: int) -> list[str]:
             raise ValueError(f"tokens[{i}] must be a string, got {tok!r}")
         if not tok.strip():
             raise ValueError(f"tokens[{i}] is empty: every token needs a label")
+        if any(unicodedata.category(ch) == "Cc" for ch in tok):
+            raise ValueError(
+                f"tokens[{i}] contains a control character (newline, tab...): "
+                f"a token label is one line of text"
+            )
         if len(tok) > MAX_TOKEN_LENGTH:
             raise ValueError(f"tokens[{i}] is longer than {MAX_TOKEN_LENGTH} characters")
     return [str(t) for t in tokens]
@@ -115,7 +122,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise ValueError(f"folder {str(folder)!r} does not exist")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    if target.is_dir():
+        raise ValueError(f"{str(target)!r} is a folder, not a file name")
+    try:
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
+    except OSError as exc:  # read-only folder, no permission, disk full...
+        raise ValueError(f"cannot write in folder {str(folder)!r}: {exc.strerror}") from None
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -136,7 +148,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
 
 
 def session_to_dict(session: Session) -> dict:
-    return {
+    data = {
         "format": FORMAT,
         "version": VERSION,
         "config": session.config.to_dict(),
@@ -148,6 +160,9 @@ def session_to_dict(session: Session) -> dict:
             "query": session.view.query,
         },
     }
+    if session.mask is not None:  # an extra block mask set from Python (True = blocked)
+        data["mask"] = session.mask.tolist()
+    return data
 
 
 def save_session(session: Session, path) -> Path:
@@ -167,8 +182,14 @@ def session_from_dict(data) -> Session:
     if data.get("format") != FORMAT:
         raise ValueError(f'"format" must be "{FORMAT}", got {data.get("format")!r}')
     version = data.get("version")
-    if version != VERSION:
+    if type(version) is not int or version != VERSION:
         raise ValueError(f'"version" {version!r} is not supported (this program reads {VERSION})')
+    unknown_keys = sorted(set(data) - set(TOP_LEVEL_KEYS))
+    if unknown_keys:
+        raise ValueError(
+            f"session has unknown key(s): {', '.join(unknown_keys)} "
+            f"(known: {', '.join(TOP_LEVEL_KEYS)})"
+        )
     for key in ("config", "tokens", "matrices"):
         if key not in data:
             raise ValueError(f'session is missing the "{key}" key')
@@ -189,7 +210,16 @@ def session_from_dict(data) -> Session:
         value = matrices[name]
         if not _is_nested_numbers(value):
             raise ValueError(f"matrices.{name} must be nested lists of numbers")
-        arrays[name] = check_array(f"matrices.{name}", value, shape, dims_text(name, config))
+        arrays[name] = check_array(
+            f"matrices.{name}", value, shape, dims_text(name, config), limit=VALUE_LIMIT
+        )
+    mask = data.get("mask")
+    if mask is not None:
+        if not _is_nested_bools(mask):
+            raise ValueError('"mask" must be nested lists of true/false (true = blocked)')
+        mask = np.array(mask, dtype=bool)
+        if mask.shape != (config.n, config.n):
+            raise ValueError(f'"mask" has shape {mask.shape} but n={config.n} needs an n×n matrix')
     view_data = data.get("view", {})
     if not isinstance(view_data, dict):
         raise ValueError('"view" must be an object with stage, head and query')
@@ -197,7 +227,23 @@ def session_from_dict(data) -> Session:
     if isinstance(stage, str):
         stage = stage_by_name(stage).index
     view = ViewState(stage, view_data.get("head", 0), view_data.get("query", 0))
-    return Session(config, tokens, Parameters(**arrays), view.validated(config))
+    return Session(config, tokens, Parameters(**arrays), view.validated(config), mask)
+
+
+def _is_nested_bools(value) -> bool:
+    if isinstance(value, bool):
+        return True
+    return isinstance(value, list) and all(_is_nested_bools(v) for v in value)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A hand-edited file with a key twice is ambiguous: say so instead of keeping the last."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f'duplicate key "{key}": each key may appear once per object')
+        out[key] = value
+    return out
 
 
 def _is_nested_numbers(value) -> bool:
@@ -211,20 +257,26 @@ def _is_nested_numbers(value) -> bool:
 def load_session(path) -> Session:
     """Read and fully validate a session file; raise ValueError with a readable reason."""
     p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{str(p)!r} is a folder, not a session file")
     if not p.is_file():
         raise ValueError(f"session file {str(p)!r} does not exist")
     if p.stat().st_size > MAX_SESSION_BYTES:
         raise ValueError(f"session file {str(p)!r} is larger than {MAX_SESSION_BYTES >> 20} MB")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a leading BOM (Notepad) is fine
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc}") from None
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(
+            text, parse_constant=_reject_constant, object_pairs_hook=_no_duplicate_keys
+        )
     except json.JSONDecodeError as exc:
         raise ValueError(f"{p.name} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
     except RecursionError:
         raise ValueError(f"{p.name} is nested too deeply to be a session") from None
+    except ValueError as exc:  # NaN/Infinity, a duplicate key
+        raise ValueError(f"{p.name}: {exc}") from None
     try:
         return session_from_dict(data)
     except ValueError as exc:

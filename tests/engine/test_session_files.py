@@ -74,6 +74,27 @@ CORPUS = {
     "deep nesting": ("[" * 100000 + "]" * 100000, "nested too deeply"),
     "empty file": ("", "not valid JSON"),
     "binary": (b"\x80\x81\xff", "cannot read"),
+    "integer too big for a float": (
+        _mutate(lambda d: d["matrices"]["X"][0].__setitem__(0, 10**400)),
+        "matrices.X",
+    ),
+    "value beyond the editors' limit": (
+        _mutate(lambda d: d["matrices"]["X"][0].__setitem__(0, 1e300)),
+        "within ±1e+06",
+    ),
+    "version true": (_mutate(lambda d: d.update(version=True)), '"version" True'),
+    "version 1.0": (_mutate(lambda d: d.update(version=1.0)), '"version" 1.0'),
+    "duplicate key": (
+        json.dumps(_good()).replace('"X":', '"X": [[0]], "X":', 1),
+        'duplicate key "X"',
+    ),
+    "unknown top-level key": (_mutate(lambda d: d.update(colour="red")), "unknown key(s): colour"),
+    "token with a newline": (
+        _mutate(lambda d: d["tokens"].__setitem__(1, "a\nb")),
+        "tokens[1] contains a control character",
+    ),
+    "mask not boolean": (_mutate(lambda d: d.update(mask=[[0] * 4] * 4)), "mask"),
+    "mask wrong shape": (_mutate(lambda d: d.update(mask=[[False] * 3] * 4)), "mask"),
 }
 
 
@@ -94,6 +115,55 @@ def test_malformed_sessions_are_refused_clearly(tmp_path, case):
 def test_missing_file(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         load_session(tmp_path / "nope.json")
+
+
+def test_a_folder_is_not_reported_as_missing(tmp_path):
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(ValueError, match="is a folder"):
+        load_session(tmp_path / "dir.json")
+
+
+def test_nan_message_names_the_file(tmp_path):
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(_good()).replace("1.0", "NaN", 1))
+    with pytest.raises(ValueError, match="^nan.json: "):
+        load_session(path)
+
+
+def test_byte_order_mark_is_accepted(tmp_path):
+    """Windows Notepad saves UTF-8 with a BOM; the file is still a good session."""
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(_good()).encode())
+    assert load_session(path).tokens == load_preset("toy").tokens
+
+
+def test_html_and_unicode_tokens_round_trip(tmp_path):
+    s = load_preset("toy")
+    s.tokens = ["<s>", "&amp;", "naïve", "猫"]
+    back = load_session(save_session(s, tmp_path / "u.json"))
+    assert back.tokens == s.tokens
+
+
+def test_extra_mask_round_trips(tmp_path):
+    from mha_gui.engine import Session
+
+    s = load_preset("toy")
+    mask = np.zeros((4, 4), bool)
+    mask[2, 0] = True
+    s = Session(s.config, s.tokens, s.params, s.view, mask)
+    back = load_session(save_session(s, tmp_path / "m.json"))
+    assert back.mask is not None and np.array_equal(back.mask, mask)
+    assert np.array_equal(back.run().weights, s.run().weights)
+    assert "mask" not in json.loads(
+        save_session(load_preset("toy"), tmp_path / "n.json").read_text()
+    )
+
+
+def test_saving_into_a_folder_path_says_so_and_leaves_nothing(tmp_path):
+    (tmp_path / "out.json").mkdir()
+    with pytest.raises(ValueError, match="is a folder"):
+        save_session(load_preset("toy"), tmp_path / "out.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
 
 
 def test_npz_has_every_key_and_loads_without_pickle(tmp_path):
