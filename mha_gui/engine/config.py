@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, fields, replace
 MAX_TOKENS = 4096
 MAX_WIDTH = 8192
 MAX_HEADS = 128
+# Every dimension can be within its limit and the layer still need tens of GB (n=4096
+# with 128 heads: 34 GB of attention matrices); refuse it with a reason, not an OOM kill.
+MAX_MEMORY_BYTES = 4_000_000_000
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,20 @@ class Config:
                 raise ValueError(f"scale must be a number or null, got {self.scale!r}")
             if not math.isfinite(self.scale) or self.scale <= 0:
                 raise ValueError(f"scale must be a positive finite number, got {self.scale}")
+        need = 8 * self.values_in_memory()
+        if need > MAX_MEMORY_BYTES:
+            raise ValueError(
+                f"n={self.n}, d_model={self.d_model}, h={self.h}, d_k={self.d_k}, d_v={self.d_v} "
+                f"needs {need / 1e9:.1f} GB (h·n² = {self.h * self.n**2:,} attention entries); "
+                f"the limit is {MAX_MEMORY_BYTES / 1e9:.1f} GB: use fewer tokens, heads or features"
+            )
+
+    def values_in_memory(self) -> int:
+        """Numbers held for one forward pass: X, the weights and every intermediate."""
+        n, d, h, kv, dk, dv = self.n, self.d_model, self.h, self.h_kv, self.d_k, self.d_v
+        weights = h * d * dk + kv * d * (dk + dv) + 2 * h * dv * d  # W_O and its copy
+        intermediates = h * n * dk + kv * n * (dk + dv) + 2 * h * n * n + 2 * h * n * dv
+        return n * d + weights + intermediates + n * d + h * n * d  # X, Y, contributions
 
     # ---- derived quantities -------------------------------------------------------
     @property

@@ -109,3 +109,11 @@ def test_contributions_do_not_follow_later_edits_of_the_callers_w_o():
     t = forward(X, WQ, WK, WV, w_o)
     w_o[:] = 0.0
     np.testing.assert_allclose(t.contributions.sum(axis=0), t.output)
+
+
+def test_config_too_large_for_memory_is_refused_before_any_allocation():
+    """n=4096 with 128 heads passes every per-dimension limit but needs ~34 GB."""
+    with pytest.raises(ValueError) as err:
+        Config(n=4096, d_model=256, h=128, d_k=2, d_v=2)
+    assert "GB" in str(err.value) and "h·n²" in str(err.value)
+    Config(n=512, d_model=768, h=12, d_k=64, d_v=64)  # BERT-base at n=512 is fine
