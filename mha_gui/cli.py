@@ -7,6 +7,7 @@ no traceback, and no partial output file (exports write a temp file and rename i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -252,9 +253,22 @@ def cmd_open(argv: list[str]) -> int:
         load_session(args.session)  # fail here, with a one-line error, before any window
     if args.preset:
         load_preset(args.preset)
+    _check_display()
     from mha_gui.app import run_app
 
     return run_app(session_path=args.session, preset=args.preset)
+
+
+def _check_display() -> None:
+    """Without a display Qt aborts the process with a screenful of plugin messages."""
+    if not sys.platform.startswith("linux"):
+        return
+    if any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+        return
+    raise CliError(
+        "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+        "`mha-gui info` and `mha-gui export` work without one"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -141,3 +141,44 @@ def test_python_dash_m_entry_point_and_no_traceback(tmp_path):
         and "Traceback" not in bad.stderr
         and bad.stderr.startswith("mha-gui: error:")
     )
+
+
+@pytest.mark.parametrize("suffix", [".json", ".npz", ".png"])
+def test_export_onto_an_existing_folder_names_it(capsys, tmp_path, suffix):
+    (tmp_path / f"out{suffix}").mkdir()
+    code, _, err = run(capsys, "export", "--out", str(tmp_path / f"out{suffix}"))
+    assert code == 2 and "is a folder" in err and err.count("\n") == 1
+    assert ".part" not in err
+    assert [p.name for p in tmp_path.iterdir()] == [f"out{suffix}"]
+
+
+def test_export_into_a_folder_without_write_permission(capsys, tmp_path, monkeypatch):
+    import tempfile
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path))
+
+    monkeypatch.setattr(tempfile, "mkstemp", denied)
+    code, _, err = run(capsys, "export", "--out", str(tmp_path / "s.json"))
+    assert code == 2 and err.count("\n") == 1
+    assert "cannot write in folder" in err and "Permission denied" in err
+
+
+def test_export_replaces_an_existing_file(capsys, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text("old")
+    path.chmod(0o640)
+    assert run(capsys, "export", "--preset", "gqa", "--out", str(path))[0] == 0
+    assert load_session(path).config.h == 8 and (path.stat().st_mode & 0o777) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["s.json"]
+
+
+def test_opening_the_window_without_a_display_is_one_line(capsys, monkeypatch):
+    import mha_gui.app
+
+    for var in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(mha_gui.app, "run_app", lambda **kw: pytest.fail("Qt would abort"))
+    code, _, err = run(capsys)
+    assert code == 2 and "no display" in err and err.count("\n") == 1
