@@ -74,6 +74,7 @@ class AttentionView(QWidget):
         self.setMinimumSize(320, 240)
         self._theme = "light"
         self._show_values = True
+        self._zoom = 1.0
         self.panels: dict[tuple[str, int], HeatmapPanel] = {}
         self.titles: dict[int, pg.LabelItem] = {}
         self.colorbar: ColorBar | None = None
@@ -110,6 +111,15 @@ class AttentionView(QWidget):
         if name != self._theme:
             self._theme = name
             self.rebuild()
+
+    def set_zoom(self, factor: float) -> None:
+        """Projector zoom: titles, tick labels and the colour bar grow with the fonts."""
+        if factor != self._zoom:
+            self._zoom = float(factor)
+            self.rebuild()
+
+    def _pt(self, size: float) -> str:
+        return f"{size * self._zoom:.3g}pt"
 
     def set_show_values(self, show: bool) -> None:
         self._show_values = bool(show)
@@ -210,7 +220,7 @@ class AttentionView(QWidget):
             cell = self.canvas.ci.addLayout(row=idx // ncols, col=idx % ncols)
             cell.setContentsMargins(2, 2, 2, 2)
             cell.setSpacing(2)
-            title = cell.addLabel("", row=0, col=0, colspan=len(group.kinds), size="11pt")
+            title = cell.addLabel("", row=0, col=0, colspan=len(group.kinds), size=self._pt(11))
             self.titles[group.head] = title
             for j, kind in enumerate(group.kinds):
                 head = None if group.head < 0 else group.head
@@ -221,7 +231,7 @@ class AttentionView(QWidget):
                         f"{sym_html(kind, head, c)}  <span style='color:{pal.muted}'>"
                         f"{shape[0]}×{shape[1]}</span>",
                         color=pal.text,
-                        size="10pt",
+                        size=self._pt(10),
                     )
                 panel = HeatmapPanel(
                     plot,
@@ -236,10 +246,12 @@ class AttentionView(QWidget):
                     on_menu=self._menu,
                     query_rows=kind not in ("K", "V"),
                     top_margin=0.6 if kind == "H" else 0.0,
+                    zoom=self._zoom,
                 )
                 if kind in ("S", "A") and not many:
-                    plot.setLabel("left", "query", color=pal.muted)
-                    plot.setLabel("bottom", "key", color=pal.muted)
+                    style = {"color": pal.muted, "font-size": self._pt(9)}
+                    plot.setLabel("left", "query", **style)
+                    plot.setLabel("bottom", "key", **style)
                 self.panels[(kind, group.head)] = panel
             if len(group.kinds) > 1:
                 cell.layout.setRowStretchFactor(1, 1)
@@ -247,7 +259,7 @@ class AttentionView(QWidget):
             self._add_concat_bands(self.panels[("H", -1)], pal)
 
         levels = self._stage_levels(stage)
-        self.colorbar = ColorBar(lut, levels, self._bar_label(stage), pal)
+        self.colorbar = ColorBar(lut, levels, self._bar_label(stage), pal, self._zoom)
         self.canvas.ci.addItem(self.colorbar, row=0, col=ncols, rowspan=nrows)
         self._relabel()
         self._update_all()
@@ -385,7 +397,7 @@ class AttentionView(QWidget):
                 label.setText(
                     f"{text}  <span style='color:{pal.muted}'>{self._shape_text(kinds[0])}</span>",
                     color=pal.text,
-                    size="11pt",
+                    size=self._pt(11),
                     bold=True,
                 )
                 continue
@@ -401,7 +413,7 @@ class AttentionView(QWidget):
             label.setText(
                 f"{mark}head {head}{detail}",
                 color=colour,
-                size="12pt" if head == inspected else "11pt",
+                size=self._pt(12 if head == inspected else 11),
                 bold=head == inspected,
             )
         for (_kind, head), panel in self.panels.items():

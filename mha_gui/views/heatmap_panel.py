@@ -16,7 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
 
 from mha_gui import theme
@@ -110,23 +110,25 @@ def add_plot(layout: pg.GraphicsLayout, row: int, col: int) -> MatrixPlot:
 class ColorBar(pg.GraphicsLayout):
     """A vertical colour scale with a labelled axis (fixed levels; not interactive)."""
 
-    def __init__(self, lut: np.ndarray, levels: tuple[float, float], label: str, palette):
+    def __init__(
+        self, lut: np.ndarray, levels: tuple[float, float], label: str, palette, zoom: float = 1.0
+    ):
         super().__init__()
         self.setContentsMargins(0, 4, 0, 4)
         self.setSpacing(0)
         self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
-        self.vb.setFixedWidth(14)
+        self.vb.setFixedWidth(round(14 * zoom))
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setLookupTable(lut)
         self.vb.addItem(self.image)
         self.axis = pg.AxisItem("right")
         self.axis.enableAutoSIPrefix(False)  # "200 (x0.001)" misleads; print 0.2
         self.axis.linkToView(self.vb)
-        self.axis.setLabel(label, color=palette.muted)
+        self.axis.setLabel(label, color=palette.muted, **{"font-size": f"{10 * zoom:.3g}pt"})
         self.axis.setPen(pg.mkPen(palette.muted))
         self.axis.setTextPen(pg.mkPen(palette.text))
         font = QFont()
-        font.setPointSize(TICK_FONT_PT - 1)
+        font.setPointSizeF((TICK_FONT_PT - 1) * zoom)
         self.axis.setStyle(tickFont=font)
         self.addItem(self.vb, row=0, col=0)
         self.addItem(self.axis, row=0, col=1)
@@ -213,12 +215,14 @@ class HeatmapPanel:
         query_rows: bool = True,
         top_margin: float = 0.0,
         value_limit: int = VALUE_LIMIT,
+        zoom: float = 1.0,
     ):
         self.plot, self.kind, self.head = plot, kind, head
         self.rows, self.cols = shape
         self.palette, self.lut = palette, lut
         self.on_tooltip, self.on_click, self.on_menu = on_tooltip, on_click, on_menu
         self.query_rows = query_rows
+        self.zoom = zoom  # projector zoom: tick labels grow with it
         self.matrix: np.ndarray | None = None
         self.levels = (-1.0, 1.0)
         self._display = np.zeros(shape)
@@ -260,12 +264,18 @@ class HeatmapPanel:
         plot.addItem(self.query_rect, ignoreBounds=True)
 
         font = QFont()
-        font.setPointSize(TICK_FONT_PT)
+        font.setPointSizeF(TICK_FONT_PT * zoom)
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
-            axis.setStyle(tickFont=font, tickLength=0, tickTextOffset=3)
+            # labels are thinned so they never overlap; pyqtgraph's own check would drop
+            # the first column's label whenever it is wider than half a cell
+            axis.setStyle(tickFont=font, tickLength=0, tickTextOffset=3, hideOverlappingLabels=30)
             axis.setPen(pg.mkPen(palette.muted))
             axis.setTextPen(pg.mkPen(palette.text))
+        # room for a whole line of tick text (descenders too) at any zoom
+        plot.getAxis("bottom").setStyle(
+            autoExpandTextSpace=False, tickTextHeight=QFontMetrics(font).height() + 2
+        )
 
         self.labels: list[list[pg.TextItem]] = []
         if self.rows <= value_limit and self.cols <= value_limit:
@@ -295,8 +305,9 @@ class HeatmapPanel:
         row_limit = col_limit = limit
         if rect.width() > 0:
             widest = max((len(str(c)) for c in cols), default=1)
-            col_limit = min(limit, max(1, int(rect.width() / (7.5 * widest + 10))))
-            row_limit = min(limit, max(1, int(rect.height() / 17)))
+            z = self.zoom
+            col_limit = min(limit, max(1, int(rect.width() / ((7.5 * widest + 10) * z))))
+            row_limit = min(limit, max(1, int(rect.height() / (17 * z))))
         self.plot.getAxis("left").setTicks(cell_ticks(rows, row_limit))
         self.plot.getAxis("bottom").setTicks(cell_ticks(cols, col_limit))
 

@@ -20,10 +20,12 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDockWidget,
     QFileDialog,
+    QFrame,
     QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
+    QScrollArea,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -43,7 +45,10 @@ from mha_gui.views.stage_bar import StageBar
 SESSION_FILTER = "mha-gui sessions (*.json);;All files (*)"
 MAX_RECENT = 8
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5)
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: every dock on the left (1 had the weights on the right)
+DOCK_WIDTH = 300
+# Short dock titles: they are the tabs of one narrow column.
+WEIGHT_DOCKS = (("W_Q", "W^Q"), ("W_K", "W^K"), ("W_V", "W^V"), ("W_O", "W_O"))
 MESSAGE_MS = 10000
 AUTOSAVE_MS = 30000
 
@@ -226,7 +231,7 @@ class MainWindow(QMainWindow):
         return dock
 
     def _build_docks(self) -> None:
-        left, right = Qt.DockWidgetArea.LeftDockWidgetArea, Qt.DockWidgetArea.RightDockWidgetArea
+        left = Qt.DockWidgetArea.LeftDockWidgetArea
         self.docks: dict[str, QDockWidget] = {}
         doc = self.document
         self.editors: dict[str, MatrixEditor] = {
@@ -241,18 +246,26 @@ class MainWindow(QMainWindow):
             editor.message.connect(self.show_message)
         self.config_panel.message.connect(self.show_message)
 
-        self._dock("X", "Input X", self.editors["X"], left)
-        self._dock("config", "Configuration", self.config_panel, left)
-        self._dock("W_Q", "W^Q", self.editors["W_Q"], right)
-        self._dock("W_K", "W^K", self.editors["W_K"], right)
-        self._dock("W_V", "W^V", self.editors["W_V"], right)
-        self._dock("W_O", "W_O", self.editors["W_O"], right)
-        # W^Q, W^K, W^V share a tabbed column (drag a tab out to see them side by side).
-        self.tabifyDockWidget(self.docks["W_Q"], self.docks["W_K"])
-        self.tabifyDockWidget(self.docks["W_K"], self.docks["W_V"])
-        self.docks["W_Q"].raise_()
+        # One column on the left, so the attention view gets the width of a projector:
+        # the editors share a tabbed group (drag a tab out to see two side by side),
+        # the configuration sits below them (scrolling when the window is short).
+        config_scroll = QScrollArea()
+        config_scroll.setObjectName("configScroll")
+        config_scroll.setWidget(self.config_panel)
+        config_scroll.setWidgetResizable(True)
+        config_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        config_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._dock("X", "X", self.editors["X"], left)
+        self._dock("config", "Configuration", config_scroll, left)
+        for name, title in WEIGHT_DOCKS:
+            self._dock(name, title, self.editors[name], left)
+            self.tabifyDockWidget(self.docks["X"], self.docks[name])
+        self.docks["X"].raise_()
+        width = round(DOCK_WIDTH * max(1.0, self._zoom) ** 0.5)
+        self.resizeDocks([self.docks["X"]], [width], Qt.Orientation.Horizontal)
+        config_height = self.config_panel.sizeHint().height() + 8
         self.resizeDocks(
-            [self.docks["X"], self.docks["W_Q"]], [270, 270], Qt.Orientation.Horizontal
+            [self.docks["X"], self.docks["config"]], [300, config_height], Qt.Orientation.Vertical
         )
 
     def _action(self, menu, text, slot, shortcut=None, name=None) -> QAction:

@@ -27,6 +27,7 @@ class QueryStrip(QWidget):
         self.setObjectName("queryStrip")
         self._theme = "light"
         self._show_values = True
+        self._zoom = 1.0
         self.panels: dict[str, HeatmapPanel] = {}
         self.titles: dict[str, pg.LabelItem] = {}
         self.canvas = pg.GraphicsLayoutWidget()
@@ -46,7 +47,8 @@ class QueryStrip(QWidget):
 
     def sizeHint(self):  # noqa: N802 - Qt's name
         hint = super().sizeHint()
-        hint.setHeight(150 + 14 * min(self.document.config.h, 8))
+        # small enough that the heads above keep most of a 720 px projector's height
+        hint.setHeight(round(112 + 12 * min(self.document.config.h, 8) + 40 * (self._zoom - 1)))
         return hint
 
     # ------------------------------------------------------------------ public ----
@@ -55,6 +57,17 @@ class QueryStrip(QWidget):
         if name != self._theme:
             self._theme = name
             self.rebuild()
+
+    def set_zoom(self, factor: float) -> None:
+        """Projector zoom: titles and tick labels grow with the fonts."""
+        if factor != self._zoom:
+            self._zoom = float(factor)
+            self.updateGeometry()
+            self.rebuild()
+
+    def _pt(self, size: float) -> str:
+        # the strip is secondary and five titles share one line: it grows more slowly
+        return f"{size * self._zoom**0.5:.3g}pt"
 
     def set_show_values(self, show: bool) -> None:
         self._show_values = bool(show)
@@ -97,9 +110,9 @@ class QueryStrip(QWidget):
         col = 0
         for k, (name, shape, lut) in enumerate(parts):
             if k:
-                ci.addLabel("→", row=1, col=col, size="16pt", color=pal.muted)
+                ci.addLabel("→", row=1, col=col, size=self._pt(16), color=pal.muted)
                 col += 1
-            self.titles[name] = ci.addLabel("", row=0, col=col, size="10pt")
+            self.titles[name] = ci.addLabel("", row=0, col=col, size=self._pt(10))
             plot = add_plot(ci, 1, col)
             ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
             self.panels[name] = self._panel(plot, name, shape, lut, pal)
@@ -108,7 +121,7 @@ class QueryStrip(QWidget):
             col += 1
         # the same query's weights in every head (rows = heads)
         col += 0
-        self.titles["heads"] = ci.addLabel("", row=0, col=col, size="10pt")
+        self.titles["heads"] = ci.addLabel("", row=0, col=col, size=self._pt(10))
         plot = add_plot(ci, 1, col)
         ci.layout.setColumnStretchFactor(col, max(3, c.n))
         self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), theme.SEQUENTIAL, pal)
@@ -127,6 +140,7 @@ class QueryStrip(QWidget):
             on_click=lambda _h, r, part=name: self._clicked(part, r),
             query_rows=name == "heads",
             value_limit=STRIP_VALUE_LIMIT,
+            zoom=self._zoom**0.5,
         )
         plot.setMinimumHeight(40)
         return panel
@@ -168,17 +182,26 @@ class QueryStrip(QWidget):
         token = tokens[j]
         shown = esc(token)  # a token like <s> is text, not a tag
         colour = theme.head_color(i)
-        kv = f"K_{g}" if c.variant != "MHA" else f"K_{i}"
-        scale = "/ √d_k" if c.scale is None else f"· {c.scale:g}"
+        kv = f"K<sub>{g}</sub>" if c.variant != "MHA" else f"K<sub>{i}</sub>"
+        scale = "/ √d<sub>k</sub>" if c.scale is None else f"· {c.scale:g}"
+
+        def two_lines(formula: str, shape: str) -> str:
+            # the shape on a second line keeps five titles within a projector's width
+            return (
+                f"{formula}<br><span style='color:{pal.muted}; font-weight:normal'>{shape}</span>"
+            )
+
         for name, text in (
-            ("q", f"q = Q<sub>{i}</sub>[{shown}]  1×{c.d_k}"),
-            ("s", f"s = q {kv}ᵀ {scale}  1×{c.n}"),
-            ("a", f"a = softmax(s)  1×{c.n}"),
-            ("z", f"z<sub>{i}</sub> = a V<sub>{g}</sub>  1×{c.d_v}"),
+            ("q", two_lines(f"q = Q<sub>{i}</sub>[{shown}]", f"1×{c.d_k}")),
+            ("s", two_lines(f"s = q {kv}ᵀ {scale}", f"1×{c.n}")),
+            ("a", two_lines("a = softmax(s)", f"1×{c.n}")),
+            ("z", two_lines(f"z<sub>{i}</sub> = a V<sub>{g}</sub>", f"1×{c.d_v}")),
         ):
-            self.titles[name].setText(text, color=colour, size="10pt", bold=True)
+            self.titles[name].setText(text, color=colour, size=self._pt(10), bold=True)
         self.titles["heads"].setText(
-            f"“{shown}” weights in every head  {c.h}×{c.n}", color=pal.text, size="10pt"
+            two_lines(f"“{shown}” weights in every head", f"{c.h}×{c.n}"),
+            color=pal.text,
+            size=self._pt(10),
         )
         self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
         self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])

@@ -7,14 +7,23 @@ Everything is bound both ways to the document's view state.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QIcon, QKeyEvent, QKeySequence, QPixmap, QShortcut
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QIcon,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QPixmap,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QAbstractSpinBox,
     QApplication,
     QComboBox,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -23,15 +32,86 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSlider,
     QTextEdit,
+    QVBoxLayout,
     QWidget,
 )
 
 from mha_gui import theme
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.views.flow_layout import FlowLayout
 
 PLAY_INTERVAL_MS = 1200
 # Widgets that need ←/→ themselves: text being edited, and table cell navigation.
 _KEEP_ARROWS = (QLineEdit, QAbstractSpinBox, QTextEdit, QPlainTextEdit, QAbstractItemView)
+
+
+def _group(*items) -> QWidget:
+    """Widgets side by side in one unit that the flow layout never splits.
+
+    An int is spacing; a (widget, stretch) pair gets that stretch."""
+    box = QWidget()
+    layout = QHBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for item in items:
+        if isinstance(item, int):
+            layout.addSpacing(item)
+        elif isinstance(item, tuple):
+            layout.addWidget(*item)
+        else:
+            layout.addWidget(item)
+    return box
+
+
+class WrapLabel(QLabel):
+    """Plain text on one line when there is room, wrapped at spaces when not (never cut)."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        m = self.contentsMargins()
+        width = self.fontMetrics().horizontalAdvance(self.text()) + 4 + m.left() + m.right()
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        fm = self.fontMetrics()
+        word = max((fm.horizontalAdvance(w) for w in self.text().split()), default=0)
+        return QSize(word + 4, fm.height())
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text that ends in … when narrower than its text.
+
+    `text()` stays the full text; the layout may shrink it down to a few words.
+    """
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        fm = self.fontMetrics()
+        return QSize(fm.horizontalAdvance("Softmax normalises…"), fm.height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        fm = self.fontMetrics()
+        return QSize(fm.horizontalAdvance(self.text()) + 4, fm.height())
+
+    def is_elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(
+            rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text
+        )
+        painter.end()
 
 
 def _swatch(colour: str) -> QIcon:
@@ -67,29 +147,19 @@ class StageBar(QWidget):
         self.stageSlider.setMinimumWidth(140)
         self.stageSlider.setAccessibleName("Calculation stage")
 
-        self.titleLabel = QLabel()
+        # title, formula and shapes are never cut: on a very narrow bar they wrap instead
+        self.titleLabel = WrapLabel()
         self.titleLabel.setObjectName("stageTitle")
-        title_font = QFont(self.font())
-        title_font.setPointSizeF(title_font.pointSizeF() * 1.25)
-        title_font.setBold(True)
-        self.titleLabel.setFont(title_font)
-        self.whatLabel = QLabel()
+        # the sentence may be cut (…) on a narrow window; the full text is its tooltip
+        self.whatLabel = ElidedLabel()
         self.whatLabel.setObjectName("stageWhat")
-        self.whatLabel.setWordWrap(False)
-        # the sentence may be cut on a narrow window; the full text is its tooltip
-        self.whatLabel.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
 
-        self.formulaLabel = QLabel()
+        self.formulaLabel = WrapLabel()
         self.formulaLabel.setObjectName("stageFormula")
-        formula_font = QFont(self.font())
-        formula_font.setPointSizeF(formula_font.pointSizeF() * 1.6)
-        self.formulaLabel.setFont(formula_font)
         self.formulaLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.shapesLabel = QLabel()
+        self.shapesLabel = WrapLabel()
         self.shapesLabel.setObjectName("stageShapes")
-        shapes_font = QFont(self.font())
-        shapes_font.setPointSizeF(shapes_font.pointSizeF() * 1.2)
-        self.shapesLabel.setFont(shapes_font)
+        self.shapesLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.headSelector = QComboBox()
         self.headSelector.setObjectName("headSelector")
@@ -105,33 +175,29 @@ class StageBar(QWidget):
         query_label = QLabel("&Query token")
         query_label.setBuddy(self.querySelector)
 
-        top = QHBoxLayout()
-        top.setContentsMargins(0, 0, 0, 0)
-        for w in (self.prevButton, self.playButton, self.nextButton):
-            top.addWidget(w)
-        top.addWidget(self.stageSlider, 1)
-        top.addSpacing(8)
-        top.addWidget(self.titleLabel)
-        top.addStretch(1)
-        top.addWidget(head_label)
-        top.addWidget(self.headSelector)
-        top.addSpacing(6)
-        top.addWidget(query_label)
-        top.addWidget(self.querySelector)
+        self.headSelector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
 
-        bottom = QHBoxLayout()
-        bottom.setContentsMargins(0, 0, 0, 0)
-        bottom.addWidget(self.formulaLabel)
-        bottom.addSpacing(24)
-        bottom.addWidget(self.shapesLabel)
-        bottom.addSpacing(24)
-        bottom.addWidget(self.whatLabel, 1)
+        # Two flowing lines that wrap on a narrow window or a big zoom instead of
+        # widening it: [navigation · title · selectors] and [formula · shapes · sentence].
+        nav = _group(self.prevButton, self.playButton, self.nextButton, (self.stageSlider, 1))
+        nav.setObjectName("stageNavigation")
+        nav.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        selectors = _group(head_label, self.headSelector, 6, query_label, self.querySelector)
+        selectors.setObjectName("stageSelectors")
+        self.topFlow = FlowLayout(h_spacing=14)
+        for w in (nav, self.titleLabel, selectors):
+            self.topFlow.addWidget(w)
+        self.bottomFlow = FlowLayout(h_spacing=24)
+        for w in (self.formulaLabel, self.shapesLabel, self.whatLabel):
+            self.bottomFlow.addWidget(w)
 
-        grid = QGridLayout(self)
-        grid.setContentsMargins(6, 4, 6, 4)
-        grid.setVerticalSpacing(2)
-        grid.addLayout(top, 0, 0)
-        grid.addLayout(bottom, 1, 0)
+        box = QVBoxLayout(self)
+        box.setContentsMargins(6, 4, 6, 4)
+        box.setSpacing(2)
+        box.addLayout(self.topFlow)
+        box.addLayout(self.bottomFlow)
+
+        self._apply_fonts()
 
         self.playTimer = QTimer(self)
         self.playTimer.setInterval(PLAY_INTERVAL_MS)
@@ -204,10 +270,31 @@ class StageBar(QWidget):
         if index >= 0:
             self.document.set_query(index)
 
+    def _apply_fonts(self) -> None:
+        """Title, formula and shapes larger than the rest (they follow the zoom)."""
+        for label, factor, bold in (
+            (self.titleLabel, 1.25, True),
+            (self.formulaLabel, 1.6, False),
+            (self.shapesLabel, 1.2, False),
+        ):
+            font = QFont(self.font())
+            font.setPointSizeF(self.font().pointSizeF() * factor)
+            font.setBold(bold)
+            label.setFont(font)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._apply_fonts()
+
     def set_theme(self, name: str) -> None:
-        pal = theme.palette(name)
-        self.whatLabel.setStyleSheet(f"color: {pal.muted};")
-        self.shapesLabel.setStyleSheet(f"color: {pal.muted};")
+        # a palette, not a style sheet: style sheets stop the labels following the zoom
+        muted = QColor(theme.palette(name).muted)
+        for label in (self.whatLabel, self.shapesLabel):
+            pal = QPalette(label.palette())
+            for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+                pal.setColor(group, QPalette.ColorRole.WindowText, muted)
+            label.setPalette(pal)
 
     # -------------------------------------------------------------------- syncing ---
     def _sync_all(self) -> None:

@@ -271,14 +271,40 @@ def test_soak_2000_edits_with_repaints(window, qtbot):
     window.grab()
 
 
-@pytest.mark.parametrize("preset", ["causal-6x16", "gqa"])
-def test_presets_fit_on_a_projector(qtbot, preset):
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+@pytest.mark.parametrize("preset", ["causal-6x16", "gqa", "toy", "positional"])
+def test_presets_fit_on_a_projector(qtbot, preset, zoom):
     w = create_main_window(preset)
     qtbot.addWidget(w)
+    w.set_zoom(zoom, save=False)
     w.resize(1280, 720)
     w.show()
     QApplication.processEvents()
     assert w.width() <= 1280 and w.height() <= 720
+    bar = w.stage_bar
+    for stage in range(len(STAGES)):
+        w.document.set_stage(stage)
+        QApplication.processEvents()
+        # formula, shapes, title and the controls are whole and inside the bar
+        for label in (bar.formulaLabel, bar.shapesLabel, bar.titleLabel):
+            needed = label.heightForWidth(label.width())
+            one_line = label.fontMetrics().horizontalAdvance(label.text())
+            assert label.width() >= one_line or label.height() >= needed, label.text()
+        for child in (bar.formulaLabel, bar.shapesLabel, bar.titleLabel, bar.querySelector):
+            box = child.geometry().translated(child.parentWidget().mapTo(bar, child.pos() * 0))
+            assert bar.rect().contains(box), child.objectName()
+        assert bar.whatLabel.toolTip() == STAGES[stage].what  # the sentence may elide
+    # the query strip's panels lie within its canvas (nothing cut off on the right)
+    canvas = w.query_strip.canvas
+    for name, panel in w.query_strip.panels.items():
+        right = panel.plot.sceneBoundingRect().right()
+        assert right <= canvas.width() + 1, name
+    # the weight editors' titles are whole: the dock column is wide enough to wrap them
+    w.docks["W_Q"].raise_()
+    QApplication.processEvents()
+    title = w.editors["W_Q"].title
+    assert title.isVisible() and title.height() >= title.heightForWidth(title.width())
+    assert w.editors["W_Q"].tabs.geometry().right() <= w.editors["W_Q"].width()
 
 
 def test_autosave_is_offered_back_after_a_crash(qtbot, dialogs, _temporary_settings):
