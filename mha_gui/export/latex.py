@@ -10,6 +10,7 @@ Matrices larger than `MAX_SIDE` rows or columns are elided with \\vdots / \\cdot
 from __future__ import annotations
 
 import math
+import unicodedata
 
 import numpy as np
 
@@ -75,7 +76,7 @@ def latex_formula(stage: Stage | int | str, config) -> str:
     if s.name in ("scores", "weights"):
         core = frac
         if config.scale is not None:
-            core = rf"{config.scale:g}\, Q_i K_i^\top"
+            core = rf"{_tex_scalar(config.scale)}\, Q_i K_i^\top"
         if config.causal:
             core = rf"\operatorname{{mask}}\!\left({core}\right)"
         text = text.replace(frac, core)
@@ -134,6 +135,23 @@ def stage_matrices(
     return out
 
 
+def _tex_scalar(value: float) -> str:
+    """0.5 → `0.5`; 1e-05 → `1 \\times 10^{-5}` (not `1e-05`, which LaTeX sets as 1e − 05)."""
+    text = f"{value:g}"
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+
+
+def _ascii(ch: str) -> str:
+    """A character plain pdflatex can set: accents dropped (ï → i), anything else → ?."""
+    if ord(ch) < 128:
+        return ch
+    base = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+    return base or "?"
+
+
 def _tex_text(text: str) -> str:
     repl = {
         "\\": r"\textbackslash{}",
@@ -149,7 +167,7 @@ def _tex_text(text: str) -> str:
         "<": r"\textless{}",
         ">": r"\textgreater{}",
     }
-    ascii_only = "".join(ch if ord(ch) < 128 else "?" for ch in str(text))
+    ascii_only = "".join(_ascii(ch) for ch in str(text))
     return "".join(repl.get(ch, ch) for ch in ascii_only)
 
 

@@ -243,3 +243,20 @@ def test_npz_and_json_dispatch(tmp_path, toy):
     npz = np.load(export_to(toy, tmp_path / "a.npz"))
     assert npz["weights"].shape == (2, 4, 4)
     assert '"mha-gui-session"' in export_to(toy, tmp_path / "s.json").read_text()
+
+
+def test_latex_small_custom_scale_is_written_as_a_power_of_ten(toy):
+    from mha_gui.export.latex import latex_formula
+
+    cfg = toy.config.with_changes(scale=1e-05)
+    assert r"1 \times 10^{-5}\, Q_i K_i^\top" in latex_formula("scores", cfg)
+    assert r"0.5\, Q_i" in latex_formula("weights", cfg.with_changes(scale=0.5))
+
+
+def test_latex_accented_tokens_keep_their_letters(toy):
+    from mha_gui.export.latex import stage_document
+
+    toy.tokens = ["naïve", "café", "猫", "a_b"]
+    text = stage_document(toy, "input")
+    assert r"\texttt{naive, cafe, ?, a\_b}" in text
+    assert "% naïve" in text  # comments keep the real label
