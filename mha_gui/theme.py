@@ -76,12 +76,38 @@ DIVERGING = _lut(
 )
 # White to deep blue-violet: probabilities in [0, 1].
 SEQUENTIAL = _lut([(0.0, "#f7fbff"), (0.35, "#9ecae1"), (0.7, "#3f7fbf"), (1.0, "#08306b")])
+# Purple–green (ColorBrewer PRGn, green positive): diverging, red–green colour-blind safe.
+PRGN = _lut(
+    [(0.0, "#762a83"), (0.25, "#c2a5cf"), (0.5, "#f7f7f7"), (0.75, "#a6dba0"), (1.0, "#1b7837")]
+)
+# Greyscale for black-and-white printing: signed values dark (−) to light (+), zero mid-grey;
+# probabilities white (0) to black (1).
+GREY_SIGNED = _lut([(0.0, "#1a1a1a"), (0.5, "#9a9a9a"), (1.0, "#ffffff")])
+GREY_SEQUENTIAL = _lut([(0.0, "#ffffff"), (1.0, "#1a1a1a")])
 COLORMAPS = {"diverging": DIVERGING, "sequential": SEQUENTIAL}
 
+# View ▸ Colormap: name → (menu label, signed-value LUT, probability LUT).
+COLORMAP_CHOICES = {
+    "diverging": ("Blue–white–red (diverging)", DIVERGING, SEQUENTIAL),
+    "prgn": ("Purple–green (PRGn, colour-blind safe)", PRGN, SEQUENTIAL),
+    "grey": ("Greyscale (for printing)", GREY_SIGNED, GREY_SEQUENTIAL),
+}
+DEFAULT_COLORMAP = "diverging"
 
-def colormap_for(kind: str) -> np.ndarray:
-    """'weights' are probabilities (sequential); everything else is signed (diverging)."""
-    return SEQUENTIAL if kind == "weights" else DIVERGING
+
+def check_colormap(name: str) -> str:
+    if name not in COLORMAP_CHOICES:
+        raise ValueError(f"unknown colormap {name!r}; choose {', '.join(COLORMAP_CHOICES)}")
+    return name
+
+
+def colormap_for(kind: str, colormap: str = DEFAULT_COLORMAP) -> np.ndarray:
+    """'weights' are probabilities (sequential); everything else is signed (diverging).
+
+    `colormap` picks one of COLORMAP_CHOICES (default: blue–white–red).
+    """
+    _label, signed, weights = COLORMAP_CHOICES[check_colormap(colormap)]
+    return weights if kind == "weights" else signed
 
 
 def levels_for(kind: str, *arrays: np.ndarray) -> tuple[float, float]:

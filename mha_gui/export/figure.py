@@ -618,8 +618,12 @@ def _matrix_image(p: Panel, levels, lut, pal, upscale: int = 1):
     return img.copy()  # own the pixels
 
 
-def paint_scene(painter, layout: Layout, theme_name: str = "light") -> None:
-    """Paint the whole figure in logical units on an already scaled painter."""
+def paint_scene(
+    painter, layout: Layout, theme_name: str = "light", colormap: str = theme.DEFAULT_COLORMAP
+) -> None:
+    """Paint the whole figure in logical units on an already scaled painter.
+
+    `colormap` is one of `theme.COLORMAP_CHOICES` (default blue–white–red)."""
     from PySide6.QtCore import QPointF, QRectF, Qt
     from PySide6.QtGui import QBrush, QPen
 
@@ -653,10 +657,10 @@ def paint_scene(painter, layout: Layout, theme_name: str = "light") -> None:
     row_of = {id(p): r for r in sc.rows for p in r.panels}
     for g in layout.panels:
         row = row_of[id(g.panel)]
-        _paint_panel(painter, g, row, pal, layout.vector)
+        _paint_panel(painter, g, row, pal, layout.vector, colormap)
 
     for b in layout.bars:
-        _paint_bar(painter, b, pal)
+        _paint_bar(painter, b, pal, colormap)
 
     if layout.legend_y is not None:
         sw = 18.0
@@ -702,14 +706,16 @@ def _paint_blocked_cell(painter, r, pal, cross: bool) -> None:
     painter.restore()
 
 
-def _paint_panel(painter, g: PanelGeom, row: PanelRow, pal, vector: bool) -> None:
+def _paint_panel(
+    painter, g: PanelGeom, row: PanelRow, pal, vector: bool, colormap=theme.DEFAULT_COLORMAP
+) -> None:
     from PySide6.QtCore import QPointF, QRectF, Qt
     from PySide6.QtGui import QPen
 
     p = g.panel
     nr, nc = p.matrix.shape
     cell = g.cell
-    lut = theme.colormap_for(row.kind)
+    lut = theme.colormap_for(row.kind, colormap)
     levels = row.levels
 
     # inspected-head frame
@@ -894,12 +900,12 @@ def _paint_panel(painter, g: PanelGeom, row: PanelRow, pal, vector: bool) -> Non
     painter.restore()
 
 
-def _paint_bar(painter, b: BarGeom, pal) -> None:
+def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> None:
     from PySide6.QtCore import QPointF, QRectF, Qt
     from PySide6.QtGui import QPen
 
     row = b.row
-    lut = theme.colormap_for(row.kind)
+    lut = theme.colormap_for(row.kind, colormap)
     lo, hi = row.levels
     steps = 64
     h = b.h
@@ -960,6 +966,7 @@ def render_image(
     width: int | None = None,
     theme_name: str = "light",
     trace: Trace | None = None,
+    colormap: str = theme.DEFAULT_COLORMAP,
 ):
     """The figure as a QImage `width` px wide (default 1600), DPI metadata set."""
     from PySide6.QtGui import QImage, QPainter
@@ -976,7 +983,7 @@ def render_image(
     painter = QPainter(img)
     try:
         painter.scale(scale, scale)
-        paint_scene(painter, lay, theme_name)
+        paint_scene(painter, lay, theme_name, colormap)
     finally:
         painter.end()
     return img
@@ -998,6 +1005,7 @@ def write_svg(
     width=None,
     theme_name="light",
     trace=None,
+    colormap=theme.DEFAULT_COLORMAP,
 ) -> None:
     from PySide6.QtCore import QRectF, QSize
     from PySide6.QtGui import QPainter
@@ -1017,7 +1025,7 @@ def write_svg(
     if not painter.begin(gen):
         raise OSError(f"could not write SVG to {path}")
     try:
-        paint_scene(painter, lay, theme_name)
+        paint_scene(painter, lay, theme_name, colormap)
     finally:
         painter.end()
 
@@ -1049,6 +1057,7 @@ def write_pdf(
     width=None,
     theme_name="light",
     trace=None,
+    colormap=theme.DEFAULT_COLORMAP,
 ) -> None:
     """One page exactly the figure's size (1 unit = 0.5 pt), all vector."""
     from PySide6.QtGui import QPainter
@@ -1062,6 +1071,6 @@ def write_pdf(
     try:
         scale = writer.resolution() / 72.0 * PDF_POINTS_PER_UNIT
         painter.scale(scale, scale)
-        paint_scene(painter, lay, theme_name)
+        paint_scene(painter, lay, theme_name, colormap)
     finally:
         painter.end()

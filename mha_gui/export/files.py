@@ -16,6 +16,7 @@ from pathlib import Path
 from mha_gui import theme
 from mha_gui.engine.session import Session, atomic_write, save_npz, save_session
 from mha_gui.engine.stages import Stage, stage_by_name
+from mha_gui.theme import check_colormap
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
@@ -84,12 +85,14 @@ def export_to(
     frame_ms: int = 1200,
     decimals: int = 2,
     handout: bool = False,
+    colormap: str = theme.DEFAULT_COLORMAP,
 ) -> Path:
     """Write `path` (.png .svg .pdf .gif .tex .npz .json) and return it.
 
     .png/.svg/.pdf: the figure of `stage` (.pdf with handout=True: the 7-page handout);
     .gif: every stage, `frame_ms` per frame; .tex: the stage's equation and matrices with
     `decimals` places; .npz: every array; .json: the session.
+    `colormap` (a key of `theme.COLORMAP_CHOICES`) colours the .png/.svg/.pdf figure.
     `head=I` shows only head I; `query=J` outlines query row J. `width` is the PNG/GIF
     width in pixels (default 1600 for PNG, 1200 for GIF) or the SVG's nominal width.
     """
@@ -105,6 +108,7 @@ def export_to(
         decimals=decimals,
         handout=handout,
     )
+    check_colormap(colormap)  # (`theme` is the theme name here)
     if suffix == ".json":
         return save_session(session, target)
     if suffix == ".npz":
@@ -134,7 +138,10 @@ def export_to(
     writer = {".png": figure.write_png, ".svg": figure.write_svg, ".pdf": figure.write_pdf}[suffix]
     trace = session.run()
     return atomic_write(
-        target, lambda tmp: _checked(writer, tmp, session, s, width=width, trace=trace, **kw)
+        target,
+        lambda tmp: _checked(
+            writer, tmp, session, s, width=width, trace=trace, colormap=colormap, **kw
+        ),
     )
 
 

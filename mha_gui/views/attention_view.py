@@ -75,6 +75,7 @@ class AttentionView(QWidget):
         self._theme = "light"
         self._show_values = True
         self._zoom = 1.0
+        self._colormap = theme.DEFAULT_COLORMAP
         self.panels: dict[tuple[str, int], HeatmapPanel] = {}
         self.titles: dict[int, pg.LabelItem] = {}
         self.colorbar: ColorBar | None = None
@@ -110,6 +111,13 @@ class AttentionView(QWidget):
         theme.palette(name)  # validates
         if name != self._theme:
             self._theme = name
+            self.rebuild()
+
+    def set_colormap(self, name: str) -> None:
+        """View ▸ Colormap: the colour map of signed values (and of the weights)."""
+        theme.check_colormap(name)
+        if name != self._colormap:
+            self._colormap = name
             self.rebuild()
 
     def set_zoom(self, factor: float) -> None:
@@ -214,7 +222,7 @@ class AttentionView(QWidget):
         ncols = self._grid_columns(groups)
         self._grid_cols = ncols
         nrows = math.ceil(len(groups) / ncols)
-        lut = theme.colormap_for("weights" if stage == "weights" else "signed")
+        lut = theme.colormap_for("weights" if stage == "weights" else "signed", self._colormap)
         many = len(groups) > 4
         for idx, group in enumerate(groups):
             cell = self.canvas.ci.addLayout(row=idx // ncols, col=idx % ncols)

@@ -31,6 +31,7 @@ from mha_gui.engine.values import to_tsv
 from mha_gui.export.figure import DEFAULT_PNG_WIDTH, render_image
 from mha_gui.export.files import WIDTH_RANGE, export_to
 from mha_gui.export.latex import matrix_bmatrix
+from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
 
 FIGURE_FILTER = "PNG image (*.png);;SVG vector figure (*.svg);;PDF vector figure (*.pdf)"
 FILTER_SUFFIX = {"PNG": ".png", "SVG": ".svg", "PDF": ".pdf", "GIF": ".gif", "LaTeX": ".tex"}
@@ -54,6 +55,13 @@ class FigureOptionsDialog(QDialog):
         self.theme.addItems(["light", "dark"])
         self.theme.setCurrentText(defaults.get("theme", "light"))
         form.addRow("Theme", self.theme)
+        self.colormap = QComboBox(self)
+        for key, (label, _signed, _weights) in COLORMAP_CHOICES.items():
+            self.colormap.addItem(label, key)
+        self.colormap.setCurrentIndex(
+            max(0, self.colormap.findData(defaults.get("colormap", DEFAULT_COLORMAP)))
+        )
+        form.addRow("Colormap", self.colormap)
         self.head = QComboBox(self)
         self.head.addItem("All heads (inspected head framed)", None)
         for i in range(config.h):
@@ -78,6 +86,7 @@ class FigureOptionsDialog(QDialog):
         return {
             "width": self.width.value() if self.width.isEnabled() else None,
             "theme": self.theme.currentText(),
+            "colormap": self.colormap.currentData(),
             "head": self.head.currentData(),
             "query": self.query.currentData(),
         }
@@ -132,6 +141,10 @@ class ExportActions(QObject):
         get = getattr(self.window, "theme_name", None)
         return get() if callable(get) else "light"
 
+    def colormap(self) -> str:
+        get = getattr(self.window, "colormap", None)
+        return get() if callable(get) else DEFAULT_COLORMAP
+
     def defaults(self) -> dict:
         v = self.document.view
         return {
@@ -139,6 +152,7 @@ class ExportActions(QObject):
             "head": None,
             "query": v.query,
             "theme": self.theme(),
+            "colormap": self.colormap(),
         }
 
     def _ask_path(self, title: str, name: str, filters: str) -> Path | None:
@@ -188,6 +202,7 @@ class ExportActions(QObject):
         )
         if options is None:
             return None
+        options = {"colormap": defaults["colormap"], **options}  # the window's, unless chosen
         return self._export(path, stage=defaults["stage"], **options)
 
     def export_gif(self) -> Path | None:
@@ -223,6 +238,7 @@ class ExportActions(QObject):
             head=head,
             query=d["query"],
             theme_name=d["theme"],
+            colormap=d["colormap"],
         )
 
     def copy_figure(self, head=None) -> None:

@@ -149,6 +149,7 @@ class MainWindow(QMainWindow):
     themeChanged = Signal(str)  # "light" or "dark"
     showValuesChanged = Signal(bool)
     zoomChanged = Signal(float)
+    colormapChanged = Signal(str)
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
@@ -172,6 +173,9 @@ class MainWindow(QMainWindow):
             self._theme_setting = "light"
         self._zoom = _to_float(s.value("view/zoom", 1.0), 1.0)
         self._show_values = _to_bool(s.value("view/showValues", True))
+        self._colormap = str(s.value("view/colormap", theme.DEFAULT_COLORMAP))
+        if self._colormap not in theme.COLORMAP_CHOICES:
+            self._colormap = theme.DEFAULT_COLORMAP
         self._apply_pyqtgraph_colors()
 
         self._build_central()
@@ -201,6 +205,7 @@ class MainWindow(QMainWindow):
         self.set_theme(self._theme_setting, save=False)
         self.set_zoom(self._zoom, save=False)
         self.set_show_values(self._show_values, save=False)
+        self.set_colormap(self._colormap, save=False)
 
     # ---------------------------------------------------------------- building ------
     def _build_central(self) -> None:
@@ -359,6 +364,17 @@ class MainWindow(QMainWindow):
             group.addAction(action)
             theme_menu.addAction(action)
             self.theme_actions[key] = action
+        colormap_menu = view_menu.addMenu("&Colormap")
+        colormap_menu.setObjectName("menu.colormap")
+        colormaps = QActionGroup(self)
+        self.colormap_actions: dict[str, QAction] = {}
+        for key, (label, _signed, _weights) in theme.COLORMAP_CHOICES.items():
+            action = QAction(label, self, checkable=True)
+            action.setObjectName(f"action.colormap.{key}")
+            action.triggered.connect(lambda _=False, k=key: self.set_colormap(k))
+            colormaps.addAction(action)
+            colormap_menu.addAction(action)
+            self.colormap_actions[key] = action
         self.show_values_action = QAction("Show &values in cells", self, checkable=True)
         self.show_values_action.setObjectName("action.showValues")
         self.show_values_action.toggled.connect(self.set_show_values)
@@ -453,6 +469,20 @@ class MainWindow(QMainWindow):
         if save:
             settings().setValue("view/theme", name)
         self.themeChanged.emit(effective)
+
+    def colormap(self) -> str:
+        return self._colormap
+
+    def set_colormap(self, name: str, save: bool = True) -> None:
+        """View ▸ Colormap: heatmaps, query strip, editor tints and exported figures."""
+        theme.check_colormap(name)
+        self._colormap = name
+        self.colormap_actions[name].setChecked(True)
+        for view in (self.attention_view, self.query_strip, *self.editors.values()):
+            view.set_colormap(name)
+        if save:
+            settings().setValue("view/colormap", name)
+        self.colormapChanged.emit(name)
 
     def set_show_values(self, on: bool, save: bool = True) -> None:
         on = bool(on)

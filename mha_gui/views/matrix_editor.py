@@ -502,5 +502,11 @@ class MatrixEditor(QWidget):
             hint = self.bias_table.sizeHint()
             self.bias_table.setFixedHeight(hint.height())
 
+    def set_colormap(self, name: str) -> None:
+        """Tint the cells with another colour map (View ▸ Colormap)."""
+        for model in (self.model, self.bias_model):
+            if model is not None:
+                model.set_colormap(name)
+
     def tables(self) -> list[MatrixTable]:
         return [t for t in (self.table, self.bias_table) if t is not None]

@@ -39,6 +39,7 @@ class MatrixModel(QAbstractTableModel):
         self.name = name
         self.head = 0
         self.decimals = 3
+        self.colormap = theme.DEFAULT_COLORMAP
         self._colors: np.ndarray | None = None
         self._bold = QFont()
         self._bold.setBold(True)
@@ -119,8 +120,22 @@ class MatrixModel(QAbstractTableModel):
         if self._colors is None:
             full = self.document.matrix(self.name)
             levels = theme.levels_for("values", full)
-            self._colors = theme.colors_for(self.slice(), levels, theme.DIVERGING)
+            lut = theme.colormap_for("values", self.colormap)
+            self._colors = theme.colors_for(self.slice(), levels, lut)
         return self._colors
+
+    def set_colormap(self, name: str) -> None:
+        """The colour map of the value tints (View ▸ Colormap)."""
+        if theme.check_colormap(name) == self.colormap:
+            return
+        self.colormap = name
+        self._colors = None
+        if self.rowCount() and self.columnCount():
+            self.dataChanged.emit(
+                self.index(0, 0),
+                self.index(self.rowCount() - 1, self.columnCount() - 1),
+                [Qt.ItemDataRole.BackgroundRole],
+            )
 
     def inspected_rows(self) -> range:
         """Rows of W_O that belong to the inspected head (emphasised)."""

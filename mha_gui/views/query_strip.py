@@ -28,6 +28,7 @@ class QueryStrip(QWidget):
         self._theme = "light"
         self._show_values = True
         self._zoom = 1.0
+        self._colormap = theme.DEFAULT_COLORMAP
         self.panels: dict[str, HeatmapPanel] = {}
         self.titles: dict[str, pg.LabelItem] = {}
         self.canvas = pg.GraphicsLayoutWidget()
@@ -56,6 +57,13 @@ class QueryStrip(QWidget):
         theme.palette(name)
         if name != self._theme:
             self._theme = name
+            self.rebuild()
+
+    def set_colormap(self, name: str) -> None:
+        """View ▸ Colormap: the colour map of signed values (and of the weights)."""
+        theme.check_colormap(name)
+        if name != self._colormap:
+            self._colormap = name
             self.rebuild()
 
     def set_zoom(self, factor: float) -> None:
@@ -100,11 +108,13 @@ class QueryStrip(QWidget):
         self.canvas.setBackground(pal.background)
         self.panels.clear()
         self.titles.clear()
+        signed = theme.colormap_for("signed", self._colormap)
+        weights = theme.colormap_for("weights", self._colormap)
         parts = (
-            ("q", (1, c.d_k), theme.DIVERGING),
-            ("s", (1, c.n), theme.DIVERGING),
-            ("a", (1, c.n), theme.SEQUENTIAL),
-            ("z", (1, c.d_v), theme.DIVERGING),
+            ("q", (1, c.d_k), signed),
+            ("s", (1, c.n), signed),
+            ("a", (1, c.n), weights),
+            ("z", (1, c.d_v), signed),
         )
         ci = self.canvas.ci
         col = 0
@@ -124,7 +134,7 @@ class QueryStrip(QWidget):
         self.titles["heads"] = ci.addLabel("", row=0, col=col, size=self._pt(10))
         plot = add_plot(ci, 1, col)
         ci.layout.setColumnStretchFactor(col, max(3, c.n))
-        self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), theme.SEQUENTIAL, pal)
+        self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), weights, pal)
         self._refresh_all()
 
     def _panel(self, plot, name, shape, lut, pal) -> HeatmapPanel:
