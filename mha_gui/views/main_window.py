@@ -7,8 +7,8 @@ QSettings("mha-gui", "mha-gui").
 
 from __future__ import annotations
 
-import contextlib
 import html
+import os
 from pathlib import Path
 
 import pyqtgraph as pg
@@ -35,6 +35,7 @@ from mha_gui import theme
 from mha_gui.engine.presets import PRESETS
 from mha_gui.engine.session import load_session, save_session
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.views import autosave
 from mha_gui.views.attention_view import AttentionView
 from mha_gui.views.config_panel import ConfigPanel
 from mha_gui.views.export_actions import install_export_actions
@@ -61,9 +62,14 @@ def settings() -> QSettings:
     return QSettings("mha-gui", "mha-gui")
 
 
-def autosave_path() -> Path:
+def autosave_folder() -> Path:
     """Beside the settings file (so tests, which move the settings, never touch home)."""
-    return Path(settings().fileName()).parent / "mha-gui-autosave.json"
+    return Path(settings().fileName()).parent
+
+
+def autosave_path() -> Path:
+    """This running copy's autosave (its process id is in the name)."""
+    return autosave.data_path(autosave_folder())
 
 
 def qpalette(p: theme.Palette) -> QPalette:
@@ -704,51 +710,68 @@ class MainWindow(QMainWindow):
 
     # --------------------------------------------------------------- autosave -------
     def autosave(self) -> Path | None:
-        """Write unsaved work beside the settings, so a crash loses at most a few seconds."""
+        """Write unsaved work beside the settings, so a crash loses at most a few seconds.
+
+        The file name carries this process's id (two running copies never share one) and
+        a small `.origin` file beside it remembers which file the work belongs to.
+        """
         if not self.document.is_modified:
             return None
         path = autosave_path()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            autosave.write_origin(path, self.document.path)
             return save_session(self.document.session, path)
         except (OSError, ValueError) as exc:
             self.show_message(f"Autosave failed: {exc}")
             return None
 
     def _drop_autosave(self) -> None:
-        with contextlib.suppress(OSError):
-            autosave_path().unlink(missing_ok=True)
+        autosave.Autosave(autosave_path(), os.getpid(), None).remove()
 
     def _drop_autosave_if_clean(self) -> None:
         if not self.document.is_modified:
             self._drop_autosave()
 
     def offer_recovery(self) -> bool:
-        """After a crash: offer the autosaved work back. True if it was recovered."""
-        path = autosave_path()
-        if not path.exists():
+        """After a crash: offer the newest orphaned autosave back. True if recovered.
+
+        Autosaves of copies of the app that are still running are left alone. The
+        recovered work keeps its original file name (Save writes there) and stays
+        marked as modified.
+        """
+        found = autosave.orphaned(autosave_folder())
+        if not found:
             return False
-        when = QDateTime.fromSecsSinceEpoch(int(path.stat().st_mtime)).toString("yyyy-MM-dd hh:mm")
+        lost = found[0]
+        when = QDateTime.fromSecsSinceEpoch(int(lost.data.stat().st_mtime)).toString(
+            "yyyy-MM-dd hh:mm"
+        )
+        what = f"your changes to {lost.origin.name}" if lost.origin else "some changes"
         answer = QMessageBox.question(
             self,
             "Recover unsaved work",
-            f"mha-gui was closed without saving some changes (autosaved {when}).\nRecover them?",
+            f"mha-gui was closed without saving {what} (autosaved {when}).\nRecover them?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
             QMessageBox.StandardButton.Yes,
         )
         if answer != QMessageBox.StandardButton.Yes:
-            self._drop_autosave()
+            lost.remove()
             return False
         try:
-            session = load_session(path)
+            session = load_session(lost.data)
         except (OSError, ValueError) as exc:
-            QMessageBox.critical(self, "Cannot recover", f"{path}:\n{exc}")
-            self._drop_autosave()
+            QMessageBox.critical(self, "Cannot recover", f"{lost.data}:\n{exc}")
+            lost.remove()
             return False
-        self.document.open_session(session)
+        self.document.open_session(session, path=lost.origin)
         self.document.undo_stack.resetClean()  # recovered work is not saved anywhere yet
         self._update_title()
-        self.show_message("Recovered the autosaved work: save it to keep it")
+        self.autosave()  # now this process's autosave holds it …
+        if lost.data != autosave_path():
+            lost.remove()  # … and the orphan can go
+        where = f" of {lost.origin}" if lost.origin else ""
+        self.show_message(f"Recovered the autosaved work{where}: save it to keep it")
         return True
 
     # ---------------------------------------------------------------- closing -------

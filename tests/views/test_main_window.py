@@ -336,3 +336,81 @@ def test_declining_recovery_drops_the_autosave(qtbot, dialogs):
     dialogs.answer = Button.No
     assert w.offer_recovery() is False and not path.exists()
     assert w.document.matrix("X")[0, 0] == 9  # the current work is untouched
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_recovered_work_keeps_its_file_and_running_copies_keep_theirs(
+    qtbot, dialogs, tmp_path, _temporary_settings
+):
+    import os
+
+    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.session import save_session
+    from mha_gui.views import autosave
+
+    lesson = save_session(load_preset("toy"), tmp_path / "lesson.json")
+    crashed = create_main_window(session=lesson)
+    qtbot.addWidget(crashed)
+    _edit(crashed)
+    mine = crashed.autosave()
+    assert str(os.getpid()) in mine.name  # per-process name
+    # pretend it was written by a copy of the app that has since died
+    dead = _dead_pid()
+    orphan = mine.with_name(f"mha-gui-autosave-{dead}.json")
+    mine.rename(orphan)
+    mine.with_suffix(".origin").rename(orphan.with_suffix(".origin"))
+    # … and another copy that is still running has unsaved work of its own (older)
+    alive = os.getppid()
+    other = orphan.with_name(f"mha-gui-autosave-{alive}.json")
+    save_session(load_preset("gqa"), other)
+    autosave.write_origin(other, None)
+    os.utime(other, (1, 1))
+    crashed.document.undo_stack.setClean()
+
+    fresh = create_main_window("toy")
+    qtbot.addWidget(fresh)
+    dialogs.answer = Button.Yes
+    assert fresh.offer_recovery() is True
+    assert "lesson.json" in dialogs.calls[0][1]
+    doc = fresh.document
+    assert doc.matrix("X")[0, 0] == 9 and doc.path == lesson
+    assert fresh.windowTitle() == "lesson.json[*] — mha-gui" and fresh.isWindowModified()
+    assert not orphan.exists() and not orphan.with_suffix(".origin").exists()
+    assert other.exists()  # the running copy's autosave is never offered nor removed
+    assert other not in [a.data for a in autosave.orphaned(other.parent)]
+    assert dialogs.kinds() == ["question"]
+    # Save writes straight back to the original file
+    fresh.findChild(QAction, "action.save").trigger()
+    assert "save" not in dialogs.kinds()
+    assert load_session(lesson).params.X[0, 0] == 9
+    assert not fresh.isWindowModified()
+
+
+def test_the_newest_orphan_is_offered_first(qtbot, dialogs, _temporary_settings):
+    import os
+
+    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.session import save_session
+    from mha_gui.views import autosave
+    from mha_gui.views.main_window import autosave_folder
+
+    folder = autosave_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    old = save_session(load_preset("gqa"), autosave.data_path(folder, _dead_pid()))
+    new = save_session(load_preset("mqa"), autosave.data_path(folder, _dead_pid()))
+    os.utime(old, (1000, 1000))
+    w = create_main_window("toy")
+    qtbot.addWidget(w)
+    assert [a.data for a in autosave.orphaned(folder)] == [new, old]
+    dialogs.answer = Button.Yes
+    assert w.offer_recovery() is True
+    assert w.document.config.h_kv == 1 and w.windowTitle().startswith("untitled")
+    assert not new.exists() and old.exists()
