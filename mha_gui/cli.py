@@ -84,7 +84,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--head", type=_non_negative_int, help="draw only this head (default: all, head 0 marked)"
     )
     exp.add_argument("--query", type=_non_negative_int, help="highlight this query token (row)")
-    exp.add_argument("--width", type=_positive_int, help="PNG/GIF width in pixels (default 1600)")
+    exp.add_argument(
+        "--width",
+        type=_positive_int,
+        help="width in pixels: PNG 200-10000 (default 1600), GIF 200-3000 (default 1200)",
+    )
     exp.add_argument("--theme", choices=("light", "dark"), default="light", help="figure theme")
     exp.add_argument("--frame-ms", type=_positive_int, default=1200, help="GIF frame time")
     exp.add_argument("--decimals", type=_non_negative_int, default=2, help="LaTeX decimals")

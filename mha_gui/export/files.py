@@ -21,6 +21,9 @@ from mha_gui.theme import check_colormap
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
 WIDTH_RANGE = (200, 10_000)
+# Seven RGB frames plus their quantised copies: 3000 px already takes ~0.8 GB of memory,
+# 10000 px would take ~8 GB for a GIF no slide needs.
+GIF_WIDTH_RANGE = (200, 3_000)
 DECIMALS_RANGE = (0, 10)
 FRAME_MS_RANGE = (20, 60_000)
 
@@ -64,7 +67,7 @@ def check_options(
     if query is not None:
         _whole("query", query, 0, c.n - 1)
     if width is not None:
-        _whole("width", width, *WIDTH_RANGE)
+        _whole("width", width, *(GIF_WIDTH_RANGE if suffix == ".gif" else WIDTH_RANGE))
     theme.palette(theme_name)
     _whole("frame_ms", frame_ms, *FRAME_MS_RANGE)
     _whole("decimals", decimals, *DECIMALS_RANGE)

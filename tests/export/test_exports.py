@@ -196,6 +196,7 @@ BAD = [
     ({"decimals": -1}, "decimals"),
     ({"decimals": 99}, "decimals"),
     ({"frame_ms": 0, "path": "f.gif"}, "frame_ms"),
+    ({"width": 5000, "path": "f.gif"}, "width"),  # 7 frames at 10000 px need ~8 GB
     ({"theme": "neon"}, "theme"),
     ({"handout": True, "path": "f.png"}, "handout"),
     ({"path": "missing/f.png"}, "does not exist"),
