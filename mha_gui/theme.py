@@ -31,6 +31,37 @@ def head_color(i: int) -> str:
     return HEAD_COLORS[i % len(HEAD_COLORS)]
 
 
+def head_text_color(i: int, theme_name: str = "light") -> str:
+    """A head's colour for text on the theme's background: mixed toward black (light
+    theme) or white (dark theme) just enough to read across a room — e.g. Okabe–Ito
+    orange on white or blue on #1e1f22 alone are too faint for a title."""
+    rgb = np.array([int(head_color(i)[k : k + 2], 16) for k in (1, 3, 5)], float)
+    dark = theme_name == "dark"
+    background = _hex_rgb(palette(theme_name).background)
+    target = 255.0 if dark else 0.0
+    for step in range(11):
+        mixed = rgb + (target - rgb) * (0.1 * step)
+        if contrast_ratio(mixed, background) >= 4.0:
+            break
+    return "#" + "".join(f"{int(round(c)):02x}" for c in mixed)
+
+
+def _hex_rgb(colour: str) -> np.ndarray:
+    return np.array([int(colour[k : k + 2], 16) for k in (1, 3, 5)], float)
+
+
+def contrast_ratio(a, b) -> float:
+    """WCAG contrast ratio of two RGB colours (0–255 channels), from 1 to 21."""
+
+    def lum(rgb) -> float:
+        c = np.asarray(rgb, float)[:3] / 255.0
+        c = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+        return float(0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2])
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
 @dataclass(frozen=True)
 class Palette:
     name: str

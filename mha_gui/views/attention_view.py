@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QPen
+from PySide6.QtGui import QBrush, QColor, QFont, QPen, QTextDocument
 from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
 
 from mha_gui import theme
@@ -402,14 +402,15 @@ class AttentionView(QWidget):
                 kinds = STAGE_KINDS[self.stage_name][1]
                 name = {"X": "input X", "H": "H = Concat(Z₀ … )", "Y": "output Y = Σ contributions"}
                 text = name.get(kinds[0], kinds[0])
+                shape = f"<span style='color:{pal.muted}'>{self._shape_text(kinds[0])}</span>"
                 label.setText(
-                    f"{text}  <span style='color:{pal.muted}'>{self._shape_text(kinds[0])}</span>",
+                    self._fit_title(text, shape, 11, True, "  "),
                     color=pal.text,
                     size=self._pt(11),
                     bold=True,
                 )
                 continue
-            colour = theme.head_color(head)
+            colour = theme.head_text_color(head, self._theme)
             kinds = [k for k, h in self.panels if h == head]
             if len(kinds) == 1:
                 detail = f" · {sym_html(kinds[0], head, c)}"
@@ -418,8 +419,13 @@ class AttentionView(QWidget):
             else:
                 detail = ""
             mark = "▶ " if head == inspected else ""
+            size = 12 if head == inspected else 11
+            if detail:
+                text = self._fit_title(f"{mark}head {head}", detail[3:], size, True, " · ")
+            else:
+                text = f"{mark}head {head}"
             label.setText(
-                f"{mark}head {head}{detail}",
+                text,
                 color=colour,
                 size=self._pt(12 if head == inspected else 11),
                 bold=head == inspected,
@@ -430,6 +436,21 @@ class AttentionView(QWidget):
             panel.set_query(query)
         for i, outline in self._band_outline.items():
             outline.setVisible(i == inspected)
+
+    def _fit_title(self, first: str, second: str, size: float, bold: bool, sep: str) -> str:
+        """`first{sep}second` on one line if it fits its grid column, else on two lines
+        (long titles such as `head 1 · Z₁W_O[4:8,:]` at a projector zoom)."""
+        one = f"{first}{sep}{second}"
+        cols = max(1, self._grid_cols)
+        bar = 90 * self._zoom  # the colour bar and its labels
+        room = (max(self.width(), 320) - bar) / cols - 16
+        font = QFont(self.font())
+        font.setPointSizeF(size * self._zoom)
+        font.setBold(bold)
+        doc = QTextDocument()
+        doc.setDefaultFont(font)
+        doc.setHtml(one)
+        return one if doc.idealWidth() <= room else f"{first}<br>{second}"
 
     def _shape_text(self, kind: str) -> str:
         panel = next(p for (k, _h), p in self.panels.items() if k == kind)
@@ -463,3 +484,5 @@ class AttentionView(QWidget):
         super().resizeEvent(event)
         if self.panels and self._grid_columns(self._groups(self.stage_name)) != self._grid_cols:
             self._schedule_rebuild()
+        elif self.panels:
+            self._update_highlights()  # titles go on one or two lines to fit

@@ -57,11 +57,13 @@ class FlowLayout(QLayout):
         return QSize(width + m.left() + m.right(), height + m.top() + m.bottom())
 
     def minimumSize(self) -> QSize:  # noqa: N802 - Qt's name
+        # The height it needs at the width it gets comes from heightForWidth; as a
+        # minimum, the height of everything wrapped at the narrowest width would make the
+        # window taller than the screen, so the minimum is one line.
         m = self.contentsMargins()
         width = max((i.minimumSize().width() for i in self._visible()), default=0)
-        size = QSize(width + m.left() + m.right(), 0)
-        size.setHeight(self.heightForWidth(size.width()))
-        return size
+        height = max((self._hint(i).height() for i in self._visible()), default=0)
+        return QSize(width + m.left() + m.right(), height + m.top() + m.bottom())
 
     # ------------------------------------------------------------------ layout ------
     def _visible(self) -> list[QLayoutItem]:

@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QValidator
+from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QPalette, QValidator
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -470,9 +470,7 @@ class MatrixEditor(QWidget):
                         label, tip = f"head {i}", f"head {i}'s {self.name}"
                     self.tabs.setTabText(i, label)
                     self.tabs.setTabToolTip(i, tip)
-                    self.tabs.setTabTextColor(
-                        i, QColor(theme.head_color(i if self.name == "W_Q" else i * c.group_size))
-                    )
+                self._colour_tabs()
                 self.tabs.setCurrentIndex(min(self.model.head, count - 1))
             finally:
                 self._syncing = False
@@ -485,6 +483,22 @@ class MatrixEditor(QWidget):
             self.remove_token_button.setEnabled(c.n > 1)
         self._update_titles()
         self.table.updateGeometry()
+
+    def _colour_tabs(self) -> None:
+        """Head colours on the tabs, lightened on a dark palette so they stay readable."""
+        if getattr(self, "tabs", None) is None:
+            return
+        c = self.document.config
+        dark = self.palette().color(QPalette.ColorRole.Window).lightness() < 128
+        for i in range(self.tabs.count()):
+            head = i if self.name == "W_Q" else i * c.group_size
+            colour = theme.head_text_color(head, "dark" if dark else "light")
+            self.tabs.setTabTextColor(i, QColor(colour))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._colour_tabs()
 
     def _update_titles(self) -> None:
         self.title.setText(_title(self.name, self.document, self.model.head))

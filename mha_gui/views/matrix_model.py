@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 
 from mha_gui import theme
 from mha_gui.engine.values import format_value
@@ -124,6 +124,20 @@ class MatrixModel(QAbstractTableModel):
             self._colors = theme.colors_for(self.slice(), levels, lut)
         return self._colors
 
+    @staticmethod
+    def _text_colour(rgb) -> QColor:
+        """Black or white, whichever reads on the tint blended over the table's base
+        (a light tint over a dark theme's base is mid-grey: light text would vanish)."""
+        base = QGuiApplication.palette().color(QPalette.ColorRole.Base)
+        a = TINT_ALPHA / 255.0
+        shown = [
+            (1 - a) * b + a * float(t)
+            for b, t in zip((base.red(), base.green(), base.blue()), rgb[:3], strict=True)
+        ]
+        black = theme.contrast_ratio(shown, (0, 0, 0))
+        white = theme.contrast_ratio(shown, (255, 255, 255))
+        return QColor("#000000" if black >= white else "#ffffff")
+
     def set_colormap(self, name: str) -> None:
         """The colour map of the value tints (View ▸ Colormap)."""
         if theme.check_colormap(name) == self.colormap:
@@ -156,6 +170,8 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             rgb = self._tints()[r, c]
             return QColor(int(rgb[0]), int(rgb[1]), int(rgb[2]), TINT_ALPHA)
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return self._text_colour(self._tints()[r, c])
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and r in self.inspected_rows():

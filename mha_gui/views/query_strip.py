@@ -191,7 +191,7 @@ class QueryStrip(QWidget):
             return
         token = tokens[j]
         shown = esc(token)  # a token like <s> is text, not a tag
-        colour = theme.head_color(i)
+        colour = theme.head_text_color(i, self._theme)
         kv = f"K<sub>{g}</sub>" if c.variant != "MHA" else f"K<sub>{i}</sub>"
         scale = "/ √d<sub>k</sub>" if c.scale is None else f"· {c.scale:g}"
 

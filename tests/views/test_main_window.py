@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 from PySide6.QtCore import QSettings
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QColor, QKeySequence
 from PySide6.QtWidgets import QApplication, QCheckBox, QDockWidget, QMenu, QMessageBox, QTableView
 
 from mha_gui.app import create_main_window, run_app
@@ -285,6 +285,7 @@ def test_presets_fit_on_a_projector(qtbot, preset, zoom):
     for stage in range(len(STAGES)):
         w.document.set_stage(stage)
         QApplication.processEvents()
+        assert w.width() <= 1280 and w.height() <= 720, STAGES[stage].name
         # formula, shapes, title and the controls are whole and inside the bar
         for label in (bar.formulaLabel, bar.shapesLabel, bar.titleLabel):
             needed = label.heightForWidth(label.width())
@@ -414,3 +415,47 @@ def test_the_newest_orphan_is_offered_first(qtbot, dialogs, _temporary_settings)
     assert w.offer_recovery() is True
     assert w.document.config.h_kv == 1 and w.windowTitle().startswith("untitled")
     assert not new.exists() and old.exists()
+
+
+def _contrast(a: QColor, b: QColor) -> float:
+    def lum(c: QColor) -> float:
+        def ch(v: float) -> float:
+            v /= 255.0
+            return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+        return 0.2126 * ch(c.red()) + 0.7152 * ch(c.green()) + 0.0722 * ch(c.blue())
+
+    hi, lo = sorted((lum(a), lum(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_editor_numbers_and_head_titles_are_readable(window, name):
+    from PySide6.QtCore import Qt
+
+    from mha_gui import theme
+    from mha_gui.views.matrix_model import TINT_ALPHA
+
+    window.set_theme(name, save=False)
+    base = QApplication.palette().color(QApplication.palette().ColorRole.Base)
+    a = TINT_ALPHA / 255.0
+    for editor in ("X", "W_O"):
+        model = window.findChild(QTableView, f"editor.{editor}").model()
+        for r in range(model.rowCount()):
+            for c in range(model.columnCount()):
+                tint = model.index(r, c).data(Qt.ItemDataRole.BackgroundRole)
+                shown = QColor(
+                    *(
+                        round((1 - a) * b + a * t)
+                        for b, t in zip(
+                            (base.red(), base.green(), base.blue()),
+                            (tint.red(), tint.green(), tint.blue()),
+                            strict=True,
+                        )
+                    )
+                )
+                text = model.index(r, c).data(Qt.ItemDataRole.ForegroundRole)
+                assert _contrast(QColor(text), shown) >= 4.5, (editor, r, c)
+    background = QColor(theme.palette(name).background)
+    for head in range(len(theme.HEAD_COLORS)):
+        assert _contrast(QColor(theme.head_text_color(head, name)), background) >= 3.0, head
