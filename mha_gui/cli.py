@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mha_gui import __version__
 from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
-from mha_gui.engine.session import Session, ViewState, load_session, save_npz, save_session
+from mha_gui.engine.session import Session, ViewState, load_session
 from mha_gui.engine.stages import STAGE_NAMES, STAGES, stage_by_name
 from mha_gui.engine.stats import human, layer_stats
 
@@ -217,26 +217,22 @@ def cmd_export(args) -> int:
         raise CliError(f"--query {args.query} is out of range: this layer has tokens 0..{c.n - 1}")
     if args.handout and suffix != ".pdf":
         raise CliError("--handout writes a PDF: use --out FILE.pdf")
-    if suffix == ".json":
+    if suffix == ".json":  # a session remembers what was on screen
         session.view = ViewState(stage.index, args.head or 0, args.query or 0)
-        save_session(session, out)
-    elif suffix == ".npz":
-        save_npz(session, out)
-    else:
-        from mha_gui.export.files import export_to
+    from mha_gui.export.files import export_to
 
-        export_to(
-            session,
-            out,
-            stage=stage.name,
-            head=args.head,
-            query=args.query,
-            width=args.width,
-            theme=args.theme,
-            frame_ms=args.frame_ms,
-            decimals=args.decimals,
-            handout=args.handout,
-        )
+    export_to(
+        session,
+        out,
+        stage=stage.name,
+        head=args.head,
+        query=args.query,
+        width=args.width,
+        theme=args.theme,
+        frame_ms=args.frame_ms,
+        decimals=args.decimals,
+        handout=args.handout,
+    )
     print(f"wrote {out}")
     return 0
 

@@ -34,6 +34,16 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
+def _resized_mask(mask: np.ndarray | None, n: int) -> np.ndarray | None:
+    """A session's extra mask after a token count change: overlap kept, new pairs open."""
+    if mask is None or mask.shape == (n, n):
+        return None if mask is None else mask.copy()
+    out = np.zeros((n, n), dtype=bool)
+    m = min(n, mask.shape[0])
+    out[:m, :m] = mask[:m, :m]
+    return out
+
+
 class SetValuesCommand(QUndoCommand):
     """Write a block of one matrix. Successive scrub steps on one cell merge into one."""
 
@@ -261,7 +271,7 @@ class Document(QObject):
         view = ViewState(
             self.view.stage, min(self.view.head, new.h - 1), min(self.view.query, new.n - 1)
         )
-        session = Session(new, tokens, params.copy(), view, None)
+        session = Session(new, tokens, params.copy(), view, _resized_mask(self.session.mask, new.n))
         self.undo_stack.push(ReplaceSessionCommand(self, session, label))
 
     def set_causal(self, causal: bool) -> None:

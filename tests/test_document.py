@@ -159,3 +159,16 @@ def test_save_and_open_round_trip_mark_clean(doc, tmp_path):
     assert float(other.matrix("X")[0, 0]) == 0.7 and not other.is_modified
     assert other.undo_stack.count() == 0
     other.deleteLater()
+
+
+def test_config_change_keeps_a_sessions_extra_mask(qapp):
+    s = load_preset("toy")
+    s.mask = np.zeros((4, 4), bool)
+    s.mask[0, 3] = True
+    d = Document(s)
+    d.set_causal(True)
+    assert d.session.mask is not None and d.session.mask[0, 3]
+    d.set_config(n=5)
+    assert d.session.mask.shape == (5, 5) and d.session.mask[0, 3] and not d.session.mask[4].any()
+    assert d.trace().weights[0, 0, 3] == 0
+    d.deleteLater()

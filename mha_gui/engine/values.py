@@ -7,6 +7,7 @@ language; a comma is accepted as a decimal point only when no other reading exis
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -23,6 +24,8 @@ def parse_value(text) -> float:
         if not raw:
             raise ValueError("empty cell: type a number")
         cleaned = raw.replace("−", "-")
+        if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+", cleaned):
+            raise ValueError(f"{raw!r} is ambiguous: write {cleaned.replace(',', '')} or use a dot")
         if cleaned.count(",") == 1 and "." not in cleaned:
             cleaned = cleaned.replace(",", ".")
         if cleaned.lower().lstrip("+-") in ("nan", "inf", "infinity"):

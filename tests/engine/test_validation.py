@@ -117,3 +117,20 @@ def test_config_too_large_for_memory_is_refused_before_any_allocation():
         Config(n=4096, d_model=256, h=128, d_k=2, d_v=2)
     assert "GB" in str(err.value) and "h·n²" in str(err.value)
     Config(n=512, d_model=768, h=12, d_k=64, d_v=64)  # BERT-base at n=512 is fine
+
+
+@pytest.mark.parametrize(
+    "text, value", [("0,5", 0.5), ("-1,25", -1.25), (" 2 ", 2.0), ("1e-3", 0.001)]
+)
+def test_cell_text_is_parsed(text, value):
+    from mha_gui.engine.values import parse_value
+
+    assert parse_value(text) == value
+
+
+@pytest.mark.parametrize("text", ["1,000", "12,345,678", "1,2,3"])
+def test_thousands_separators_are_refused_not_misread(text):
+    from mha_gui.engine.values import parse_value
+
+    with pytest.raises(ValueError):
+        parse_value(text)
