@@ -7,6 +7,7 @@ no traceback, and no partial output file (exports write a temp file and rename i
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import sys
 from pathlib import Path
@@ -263,12 +264,40 @@ def _check_display() -> None:
     """Without a display Qt aborts the process with a screenful of plugin messages."""
     if not sys.platform.startswith("linux"):
         return
-    if any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")):
+    if os.environ.get("QT_QPA_PLATFORM") or os.environ.get("WAYLAND_DISPLAY"):
         return
-    raise CliError(
-        "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); "
-        "`mha-gui info` and `mha-gui export` work without one"
-    )
+    if not os.environ.get("DISPLAY"):
+        raise CliError(
+            "no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); "
+            "`mha-gui info` and `mha-gui export` work without one"
+        )
+    missing = _missing_x11_library()
+    if missing:
+        raise CliError(
+            f"Qt cannot open a window on X11: the system library {missing} is missing "
+            f"(pip cannot install it; Debian/Ubuntu: sudo apt-get install {X11_PACKAGES})"
+        )
+
+
+# What Qt's X11 plugin needs beyond a bare X server, as Debian/Ubuntu package names.
+X11_PACKAGES = "libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxkbcommon-x11-0"
+
+
+def _missing_x11_library() -> str | None:
+    """Load Qt's xcb plugin the way Qt will; the loader names the first missing library.
+
+    Without this, Qt aborts the whole process with a page of plugin messages.
+    """
+    import PySide6
+
+    plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+    if not plugin.exists():
+        return None
+    try:
+        ctypes.CDLL(str(plugin), mode=os.RTLD_LAZY)
+    except OSError as exc:
+        return str(exc).split(":")[0].strip() or "a library of Qt's X11 plugin"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -182,3 +182,20 @@ def test_opening_the_window_without_a_display_is_one_line(capsys, monkeypatch):
     monkeypatch.setattr(mha_gui.app, "run_app", lambda **kw: pytest.fail("Qt would abort"))
     code, _, err = run(capsys)
     assert code == 2 and "no display" in err and err.count("\n") == 1
+
+
+def test_x11_without_qt_system_libraries_is_one_clear_line(capsys, monkeypatch):
+    import ctypes
+
+    def refuse(path, mode=0):
+        raise OSError(
+            "libxcb-icccm.so.4: cannot open shared object file: No such file or directory"
+        )
+
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setattr(ctypes, "CDLL", refuse)
+    code, _, err = run(capsys, "--preset", "toy")
+    assert code == 2 and err.count("\n") == 1
+    assert "libxcb-icccm.so.4 is missing" in err and "apt-get install" in err
