@@ -168,14 +168,13 @@ def blocked_positions(n: int, mask: np.ndarray | None, causal: bool) -> np.ndarr
 
 # ------------------------------------------------------------------- steps --------
 def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, out: np.ndarray) -> None:
-    """out[i] = x @ w[i] (+ b[i]) for every head, as one packed GEMM.
+    """out[i] = x @ w[i] (+ b[i]) for every head, written straight into `out`.
 
-    Packing the heads side by side (d_model × heads·width) is the textbook's "one big
-    projection, then split": a single BLAS call instead of one per head.
+    The textbook packs the heads into one d_model × h·d_k matrix; numerically it is the
+    same (a test checks it), but repacking the weights and unpacking the result costs a
+    copy of each, which measured 1.1–1.9× slower here than one broadcast matmul.
     """
-    heads, d_in, width = w.shape
-    packed = x @ w.transpose(1, 0, 2).reshape(d_in, heads * width)
-    out[...] = packed.reshape(x.shape[0], heads, width).transpose(1, 0, 2)
+    np.matmul(x, w, out=out)
     if b is not None:
         out += b[:, None, :]
 
