@@ -121,6 +121,26 @@ def torch_runner(p):
     return run
 
 
+def scrub_step_times(n: int, d_model: int, h: int) -> tuple[float, float]:
+    """One W_Q cell of one head edited: incremental refresh vs a full forward()."""
+    from mha_gui.engine.incremental import IncrementalTrace
+    from mha_gui.engine.presets import random_session
+
+    session = random_session(seed=0, tokens=n, d_model=d_model, heads=h)
+    inc = IncrementalTrace(session)
+    inc.refresh()
+    w = session.params.W_Q
+    state = {"v": 0.0}
+
+    def step():
+        state["v"] = 0.1 - state["v"]
+        w[3, 0, 0] = state["v"]
+        inc.mark("W_Q", 3)
+        inc.refresh()
+
+    return median_time(step), median_time(session.run)
+
+
 def blas_info() -> str:
     try:
         from threadpoolctl import threadpool_info
@@ -153,6 +173,14 @@ def main() -> int:
                 f"{(t_torch / t_fwd) if tr else float('nan'):>10.2f}×"
             )
             sys.stdout.flush()
+    print(
+        "\nGUI scrub step (one W_Q cell of one head, float64): incremental refresh vs full forward"
+    )
+    for n in (128, 512):
+        inc, full = scrub_step_times(n, 768, 12)
+        print(
+            f"  n={n:<4} d_model=768 h=12: {inc * 1e3:8.3f} ms vs {full * 1e3:8.3f} ms  ({full / inc:.1f}× less work)"
+        )
     print(
         "\nfwd/floor and reuse/floor: 1.00× would be pure BLAS; torch/fwd > 1 means we are faster."
     )
