@@ -17,6 +17,7 @@ from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
 from mha_gui.engine.session import Session, ViewState, load_session
 from mha_gui.engine.stages import STAGE_NAMES, STAGES, stage_by_name
 from mha_gui.engine.stats import human, layer_stats
+from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
 
 SUBCOMMANDS = ("presets", "info", "export")
 EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
@@ -91,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="width in pixels: PNG 200-10000 (default 1600), GIF 200-3000 (default 1200)",
     )
     exp.add_argument("--theme", choices=("light", "dark"), default="light", help="figure theme")
+    exp.add_argument(
+        "--colormap",
+        choices=tuple(COLORMAP_CHOICES),
+        default=DEFAULT_COLORMAP,
+        help="colour map: blue-white-red, purple-green or grey (for print)",
+    )
     exp.add_argument("--frame-ms", type=_positive_int, default=1200, help="GIF frame time")
     exp.add_argument("--decimals", type=_non_negative_int, default=2, help="LaTeX decimals")
     exp.add_argument("--handout", action="store_true", help="with .pdf: one page per stage")
@@ -233,6 +240,7 @@ def cmd_export(args) -> int:
         frame_ms=args.frame_ms,
         decimals=args.decimals,
         handout=args.handout,
+        colormap=args.colormap,
     )
     print(f"wrote {out}")
     return 0
