@@ -62,6 +62,11 @@ def run_app(session_path=None, preset=None) -> int:
     app.setApplicationName("mha-gui")
     app.setApplicationDisplayName("mha-gui")
     app.setStyle("Fusion")  # honours the light/dark palettes on every platform
+    from PySide6.QtGui import QIcon
+
+    from mha_gui.resources import icon_path
+
+    app.setWindowIcon(QIcon(icon_path()))
     window = _build_window(session, path, None if path else name)
     window.show()
     from PySide6.QtCore import QTimer

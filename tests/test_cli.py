@@ -204,10 +204,7 @@ def test_x11_without_qt_system_libraries_is_one_clear_line(capsys, monkeypatch):
 def test_export_colormap_changes_the_figure(capsys, tmp_path):
     a, b = tmp_path / "a.png", tmp_path / "b.png"
     assert run(capsys, "export", "--stage", "scores", "--out", str(a))[0] == 0
-    assert (
-        run(capsys, "export", "--stage", "scores", "--colormap", "grey", "--out", str(b))[0]
-        == 0
-    )
+    assert run(capsys, "export", "--stage", "scores", "--colormap", "grey", "--out", str(b))[0] == 0
     assert a.read_bytes() != b.read_bytes()
     code, _, err = run(capsys, "export", "--colormap", "rainbow", "--out", str(tmp_path / "c.png"))
     assert code == 2 and "invalid choice" in err
