@@ -22,6 +22,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_forward.py
+	$(PY) benchmarks/bench_gui.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --fix .

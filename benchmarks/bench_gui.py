@@ -1,0 +1,250 @@
+"""How long from a user's edit to the repainted window? (offscreen, the real main window)
+
+For each layer size (toy; bert-base n=128 h=12; a random n=512 d_model=768 h=12 layer)
+and each stage (weights, output) it times, median over several edits:
+
+  edit → painted   the edit goes in through the document as the editors send it
+                   (`set_value(..., merge_key=...)`, like one scrub step), then the event
+                   loop runs until the coalesced recompute's `traceChanged` has been
+                   handled by every view and the dirty regions have been painted
+  + grab           then `attentionView.grab()`: every panel painted again into a pixmap
+                   (an upper bound: the real loop only repaints what changed)
+
+for (a) one W_Q cell of head 0 (a scrub step: one head changes), (b) one X cell (every
+head changes), (c) one W_O cell (only the output changes); then the stage switch, the
+inspected head and the query token; and the number of recomputes per edit, and for 20
+edits made in one event-loop turn (must be 1). Machines are shared and noisy: run twice.
+
+    .venv/bin/python benchmarks/bench_gui.py [--quick]
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QEvent, QObject, QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+WEIGHTS, OUTPUT = 3, 6
+
+
+class PaintCounter(QObject):
+    """Counts paint events of the widgets that draw heatmaps."""
+
+    def __init__(self):
+        super().__init__()
+        self.count = 0
+
+    def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.count += 1
+        return False
+
+
+class Bench:
+    def __init__(self, app, window):
+        self.app, self.window = app, window
+        self.doc = window.document
+        self.view = window.attention_view
+        self.handled = 0
+        # connected after the views: when this runs, every view has handled the signal
+        self.doc.traceChanged.connect(self._on_trace)
+        self.paints = PaintCounter()
+        for canvas in (self.view.canvas, window.query_strip.canvas):
+            canvas.viewport().installEventFilter(self.paints)
+
+    def _on_trace(self, _heads) -> None:
+        self.handled += 1
+
+    def settle(self, rounds: int = 4) -> None:
+        for _ in range(rounds):
+            self.app.processEvents()
+
+    def run_until_painted(self, expect_trace: bool) -> None:
+        target = self.handled + (1 if expect_trace else 0)
+        deadline = time.perf_counter() + 30
+        while self.handled < target and time.perf_counter() < deadline:
+            self.app.processEvents()
+        # the scene posts its dirty regions, the viewport then posts its update request
+        self.settle(3)
+
+    def timed(self, action, expect_trace: bool, grab: bool = True) -> tuple[float, float, int]:
+        """(seconds to painted, seconds incl. a full grab, recomputes) of one action."""
+        recomputes = self.doc.recompute_count
+        t0 = time.perf_counter()
+        action()
+        self.run_until_painted(expect_trace)
+        t1 = time.perf_counter()
+        if grab:
+            self.view.grab()
+        t2 = time.perf_counter()
+        return t1 - t0, t2 - t0, self.doc.recompute_count - recomputes
+
+
+def fmt(seconds: float) -> str:
+    ms = seconds * 1000
+    return f"{ms:7.1f}" if ms < 1000 else f"{ms:7.0f}"
+
+
+def edit_actions(doc):
+    """name → (matrix, index factory): one cell of W_Q head 0, of X, of W_O."""
+    c = doc.config
+    return {
+        "W_Q[0] cell": ("W_Q", lambda k: (0, k % c.d_model, k % c.d_k)),
+        "X cell": ("X", lambda k: (k % c.n, k % c.d_model)),
+        "W_O cell": ("W_O", lambda k: (k % (c.h * c.d_v), k % c.d_model)),
+    }
+
+
+def bench_edits(bench: Bench, label: str, reps: int, rows: list) -> None:
+    doc = bench.doc
+    for stage, stage_name in ((WEIGHTS, "weights"), (OUTPUT, "output")):
+        doc.set_stage(stage)
+        bench.settle(6)
+        bench.view.grab()
+        for what, (name, index) in edit_actions(doc).items():
+            # the user scrubs in that matrix's editor: its dock is the one on top
+            bench.window.docks[name].raise_()
+            bench.settle(6)
+            key = ("bench-scrub", label, stage, name)
+            painted, grabbed, recomputes = [], [], []
+            for k in range(reps + 1):
+                idx = index(k)
+                value = float(doc.matrix(name)[idx]) + (0.01 if k % 2 == 0 else -0.01)
+                t = bench.timed(
+                    lambda n=name, i=idx, v=value, m=key: doc.set_value(n, i, v, merge_key=m), True
+                )
+                if k:  # the first one warms caches up
+                    painted.append(t[0])
+                    grabbed.append(t[1])
+                    recomputes.append(t[2])
+            rows.append(
+                (
+                    label,
+                    stage_name,
+                    what,
+                    statistics.median(painted),
+                    statistics.median(grabbed),
+                    max(recomputes),
+                )
+            )
+            print(
+                f"{label:10s} {stage_name:8s} {what:12s} {fmt(rows[-1][3])} ms "
+                f"{fmt(rows[-1][4])} ms   {rows[-1][5]}",
+                flush=True,
+            )
+
+
+def bench_navigation(bench: Bench, label: str, reps: int, rows: list) -> None:
+    doc = bench.doc
+    c = doc.config
+    doc.set_stage(WEIGHTS)
+    bench.settle(6)
+    times = []
+    for _k in range(reps):
+        stage = (doc.view.stage + 1) % 7
+        times.append(bench.timed(lambda s=stage: doc.set_stage(s), False))
+    rows.append((label, "any", "next stage", *_medians(times)))
+    doc.set_stage(WEIGHTS)
+    bench.settle(6)
+    for what, setter, count in (
+        ("head select", doc.set_head, c.h),
+        ("query select", doc.set_query, c.n),
+    ):
+        times = []
+        for k in range(reps):
+            target = (k + 1) % count
+            times.append(bench.timed(lambda t=target, f=setter: f(t), False))
+        rows.append((label, "weights", what, *_medians(times)))
+    for row in rows[-3:]:
+        print(
+            f"{row[0]:10s} {row[1]:8s} {row[2]:12s} {fmt(row[3])} ms {fmt(row[4])} ms", flush=True
+        )
+
+
+def _medians(times):
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times), 0
+
+
+def bench_burst(bench: Bench, label: str) -> str:
+    """20 edits in one event-loop turn: how many recomputes and trace signals?"""
+    doc = bench.doc
+    c = doc.config
+    doc.set_stage(WEIGHTS)
+    bench.window.docks["W_Q"].raise_()
+    bench.settle(6)
+    recomputes, handled = doc.recompute_count, bench.handled
+    updates = bench.view.update_count
+    t0 = time.perf_counter()
+    for k in range(20):
+        idx = (k % c.h, k % c.d_model, k % c.d_k)
+        doc.set_value("W_Q", idx, float(doc.matrix("W_Q")[idx]) + 0.01)
+    bench.run_until_painted(True)
+    dt = time.perf_counter() - t0
+    return (
+        f"{label:10s} 20 edits in one turn: {doc.recompute_count - recomputes} recompute(s), "
+        f"{bench.handled - handled} traceChanged, {bench.view.update_count - updates} panel "
+        f"updates, {fmt(dt)} ms to painted"
+    )
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    folder = tempfile.mkdtemp(prefix="mha-gui-bench-")
+    for fmt_ in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
+        QSettings.setPath(fmt_, QSettings.Scope.UserScope, folder)
+        QSettings.setPath(fmt_, QSettings.Scope.SystemScope, folder)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setStyle("Fusion")
+
+    from mha_gui.app import create_main_window
+    from mha_gui.engine.presets import load_preset, random_session
+
+    window = create_main_window("toy")
+    window.resize(1280, 720)
+    window.show()
+    bench = Bench(app, window)
+    bench.settle(10)
+
+    layers = [
+        ("toy", lambda: load_preset("toy"), 30 if not quick else 8),
+        ("bert-base", lambda: load_preset("bert-base"), 15 if not quick else 5),
+        (
+            "n=512",
+            lambda: random_session(seed=0, tokens=512, d_model=768, heads=12),
+            9 if not quick else 3,
+        ),
+    ]
+    rows: list = []
+    bursts = []
+    print(f"{'layer':10s} {'stage':8s} {'action':12s} {'painted':>10s} {'+ grab':>10s}  recomputes")
+    for label, make, reps in layers:
+        bench.doc.open_session(make())
+        bench.settle(10)
+        bench_edits(bench, label, reps, rows)
+        bench_navigation(bench, label, max(3, reps // 2), rows)
+        bursts.append(bench_burst(bench, label))
+    print()
+    print("| layer | stage | action | edit → painted (ms) | + full grab (ms) | recomputes/edit |")
+    print("|---|---|---|---:|---:|---:|")
+    for label, stage, what, painted, grabbed, recomputes in rows:
+        rc = str(recomputes) if "cell" in what else "–"
+        print(
+            f"| {label} | {stage} | {what} | {painted * 1000:.1f} | {grabbed * 1000:.1f} | {rc} |"
+        )
+    print()
+    for line in bursts:
+        print(line)
+    window.document.undo_stack.setClean()
+    window.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
