@@ -34,13 +34,21 @@ def stage_frames(
     query=None,
     width: int | None = None,
     theme_name: str = "light",
+    colormap: str = theme.DEFAULT_COLORMAP,
 ) -> list[Image.Image]:
     trace = session.run()
     w = int(width or DEFAULT_GIF_WIDTH)
     frames = [
         qimage_to_pil(
             render_image(
-                session, s, head=head, query=query, width=w, theme_name=theme_name, trace=trace
+                session,
+                s,
+                head=head,
+                query=query,
+                width=w,
+                theme_name=theme_name,
+                trace=trace,
+                colormap=colormap,
             )
         )
         for s in STAGES
@@ -64,8 +72,11 @@ def write_gif(
     width: int | None = None,
     theme_name: str = "light",
     frame_ms: int = 1200,
+    colormap: str = theme.DEFAULT_COLORMAP,
 ) -> None:
-    frames = stage_frames(session, head=head, query=query, width=width, theme_name=theme_name)
+    frames = stage_frames(
+        session, head=head, query=query, width=width, theme_name=theme_name, colormap=colormap
+    )
     # One shared adaptive palette keeps colours steady from frame to frame.
     thumbs = [f.resize((f.width // 3, f.height // 3), Image.Resampling.NEAREST) for f in frames]
     montage = Image.new("RGB", (thumbs[0].width, sum(t.height for t in thumbs)))

@@ -85,6 +85,10 @@ class PanelRow:
     levels: tuple[float, float]
     bar_label: str
 
+    @property
+    def fmt(self) -> NumberFormat:
+        return number_format(self.kind, self.levels)
+
 
 @dataclass
 class Scene:
@@ -256,9 +260,10 @@ def build_scene(
             )
         )
     parts = [
-        f"n={c.n} tokens",
+        f"n={c.n} {_noun(c.n, 'token')}",
         f"d_model={c.d_model}",
-        f"h={c.h} heads" + (f" ({c.variant}, {c.h_kv} K/V)" if c.variant != "MHA" else ""),
+        f"h={c.h} {_noun(c.h, 'head')}"
+        + (f" ({c.variant}, {c.h_kv} K/V)" if c.variant != "MHA" else ""),
         f"d_k={c.d_k}",
         f"d_v={c.d_v}",
     ]
@@ -272,12 +277,86 @@ def build_scene(
         parts.append(f"query {query} '{tokens[query]}' outlined")
     return Scene(
         title=f"Stage {s.index} · {s.title}",
-        formula=formula_for(s, c),
-        shapes=shapes_line(s, c),
-        info=" · ".join(parts),
+        formula=pretty(formula_for(s, c)),
+        shapes=pretty(shapes_line(s, c)),
+        info=pretty(" · ".join(parts)),
         rows=rows,
         legend_blocked=legend_blocked,
     )
+
+
+def _noun(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
+MINUS = "\u2212"  # typographic minus: every number in a figure uses it, LaTeX keeps "-"
+
+
+def minus(text: str) -> str:
+    """Hyphen-minus before a number → U+2212 ("-2.74" → "−2.74"); hyphens in words stay."""
+    return re.sub(r"(?<![\w.])-(?=[\d.∞])", MINUS, text)
+
+
+def pretty(text: str) -> str:
+    """Figure typography for engine text: `1e-05` → `10^{−5}`, `2.5e+06` → `2.5×10^{6}`
+    (rich text, see `rich_html`), then typographic minus signs."""
+
+    def power(m: re.Match) -> str:
+        mant, sign, digits = m.group(1), m.group(2), m.group(3).lstrip("0") or "0"
+        exp = ("−" if sign == "-" else "") + digits
+        return f"10^{{{exp}}}" if mant in ("1", "1.0") else f"{mant}×10^{{{exp}}}"
+
+    text = re.sub(r"(?<![\w.])(\d+(?:\.\d+)?)e([+-]?)(\d+)(?![\w.])", power, text)
+    return minus(text)
+
+
+@dataclass(frozen=True)
+class NumberFormat:
+    """How one panel row prints numbers, in its cells and on its colour bar.
+
+    Values are printed divided by 10**exponent (a common factor written once, as
+    `factor`, in the row's caption and colour-bar label) so tiny or huge values stay
+    short; a non-zero value that still rounds to 0 prints as "≈0", never as "0"."""
+
+    exponent: int
+    decimals: int
+    tick_decimals: int
+
+    @property
+    def factor(self) -> str:
+        """Rich text of the common factor, "" when there is none: `×10^{−5}`."""
+        return "" if self.exponent == 0 else f"×10^{{{minus(str(self.exponent))}}}"
+
+    def _scaled(self, v: float) -> float:
+        return v / 10.0**self.exponent if self.exponent else v
+
+    def cell(self, v: float) -> str:
+        if not math.isfinite(v):
+            return format_value(v)
+        text = format_value(self._scaled(v), self.decimals)
+        if text == "0" and v != 0:
+            return "≈0"
+        return minus(text)
+
+    def tick(self, v: float) -> str:
+        return minus(format_value(self._scaled(v), self.tick_decimals))
+
+
+def number_format(kind: str, levels: tuple[float, float]) -> NumberFormat:
+    """Weights: 2 decimals. Signed values: 2 decimals (3 below 0.1); a peak below 0.01
+    or from 10⁴ up is printed as d.dd × 10^k with k shared by the whole row."""
+    lo, hi = levels
+    peak = max(abs(lo), abs(hi))
+    exponent, decimals = 0, 2
+    if kind != "weights" and peak > 0:
+        mag = math.floor(math.log10(peak))
+        if peak < 0.01 or peak >= 1e4:
+            exponent = mag
+        else:
+            decimals = 3 if mag < -1 else 2
+    step = abs(hi - lo) / 4 / 10.0**exponent
+    tick_decimals = max(0, min(6, 1 - math.floor(math.log10(step)))) if step > 0 else 2
+    return NumberFormat(exponent, decimals, tick_decimals)
 
 
 # ---------------------------------------------------------------- layout ----------
@@ -364,6 +443,7 @@ class Layout:
     title_y: float
     legend_y: float | None
     vector: bool
+    header: bool = True  # the title block is painted (the handout paints its own)
 
 
 TITLE_PX, FORMULA_PX, SHAPES_PX, INFO_PX = 26.0, 22.0, 16.0, 14.0
@@ -381,17 +461,39 @@ def _col_label_text(p: Panel, j: int) -> str:
     return p.col_labels[j]
 
 
-def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
-    """Geometry of every element, in logical units (see module docstring)."""
+def bar_label(row: PanelRow) -> str:
+    """The colour bar's label (rich text), with the row's common factor: `score ×10^{−5}`."""
+    factor = row.fmt.factor
+    return f"{row.bar_label} {factor}" if factor else row.bar_label
+
+
+def caption_text(row: PanelRow) -> str:
+    factor = row.fmt.factor
+    return f"{row.caption}   ·   values {factor}" if factor else row.caption
+
+
+def _bar_extent(row: PanelRow) -> float:
+    """Width from the bar's left edge to the end of its widest tick or label."""
+    ticks = max(text_width(row.fmt.tick(v), TICK_PX) for v in _tick_values(row.kind, row.levels))
+    return max(BAR_WIDTH + 7 + ticks, rich_width(bar_label(row), TICK_PX, True)) + 4
+
+
+def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> Layout:
+    """Geometry of every element, in logical units (see module docstring).
+
+    `header=False` leaves out the title block (title, formula, shapes, settings) for a
+    page that prints its own header, like the handout."""
     ensure_app()
     y = MARGIN
     title_y = y
-    y += TITLE_PX * 1.5 + SHAPES_PX * 1.5 + INFO_PX * 1.5 + 18
-    title_w = max(
-        rich_width(scene.title, TITLE_PX, True) + 28 + rich_width(scene.formula, TITLE_PX),
-        rich_width("shapes:  " + scene.shapes, SHAPES_PX),
-        rich_width(scene.info, INFO_PX),
-    )
+    title_w = 0.0
+    if header:
+        y += TITLE_PX * 1.5 + SHAPES_PX * 1.5 + INFO_PX * 1.5 + 18
+        title_w = max(
+            rich_width(scene.title, TITLE_PX, True) + 28 + rich_width(scene.formula, TITLE_PX),
+            rich_width("shapes:  " + scene.shapes, SHAPES_PX),
+            rich_width(scene.info, INFO_PX),
+        )
     total_cells = sum(p.matrix.size for r in scene.rows for p in r.panels)
     vector_ok = total_cells <= VECTOR_CELL_LIMIT
 
@@ -400,7 +502,8 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
     captions: list[tuple[float, float, str]] = []
     content_w = 0.0
     rows_start = len(geoms)
-    bar_area = BAR_WIDTH + 14 + max(64.0, 0)
+    # every colour bar sits in one column right of the widest panel line
+    bar_area = 18 + max((_bar_extent(r) for r in scene.rows), default=BAR_WIDTH)
     for row in scene.rows:
         k = len(row.panels)
         ncols = _grid_cols(k)
@@ -436,12 +539,12 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
         has_blocks = bool(row.panels[0].col_blocks)
         block_h = 22.0 if has_blocks else 0.0
         value_px = 0.0
-        decimals = value_decimals(row)
+        fmt = row.fmt
         if nr <= VALUES_MAX_SIDE and nc <= VALUES_MAX_SIDE and cell >= 24:
             value_px = min(15.0, cell * 0.3)
             widest = (
                 max(
-                    text_width(format_value(float(v), decimals), value_px)
+                    text_width(fmt.cell(float(v)), value_px)
                     for p in row.panels
                     for v in p.matrix[np.isfinite(p.matrix)].ravel()[:400]
                 )
@@ -456,10 +559,10 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
         heat_h = nr * cell
         slot_w = max(
             nc * cell,
-            max(text_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels),
+            max(rich_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels),
         )
         line_h = panel_title_h + block_h + col_label_h + heat_h
-        captions.append((MARGIN, y, row.caption))
+        captions.append((MARGIN, y, caption_text(row)))
         y += CAPTION_PX * 1.5
         bar_top = None
         bar_bottom = 0.0
@@ -506,11 +609,11 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
             content_w = max(content_w, x - PANEL_GAP - MARGIN)
             y += line_h + ROW_GAP
         bar_h = max(bar_bottom - bar_top, 120.0)
-        row_w = min(k, ncols) * (slot_w + PANEL_GAP) - PANEL_GAP + gutter
-        bars.append(BarGeom(row, MARGIN + row_w + 18, bar_top, bar_h))
+        bars.append(BarGeom(row, 0.0, bar_top, bar_h))
         y = max(y, bar_top + bar_h + ROW_GAP)
-    # place bars after the widest line of each row
-    grid_w = content_w + 18 + bar_area
+    for b in bars:  # one column for every bar, right of the widest line of panels
+        b.x = MARGIN + content_w + 18
+    grid_w = content_w + bar_area
     width = min(MAX_WIDTH, max(MIN_WIDTH, grid_w + 2 * MARGIN, title_w + 2 * MARGIN))
     shift = max(0.0, (width - 2 * MARGIN - grid_w) / 2)
     for g in geoms[rows_start:]:
@@ -525,7 +628,7 @@ def layout_scene(scene: Scene, *, vector: bool = True) -> Layout:
         legend_y = y
         y += LABEL_PX * 2
     height = y - ROW_GAP + MARGIN + (10 if legend_y is not None else 0)
-    return Layout(scene, width, height, geoms, bars, captions, title_y, legend_y, vector)
+    return Layout(scene, width, height, geoms, bars, captions, title_y, legend_y, vector, header)
 
 
 # ---------------------------------------------------------------- painting --------
@@ -583,25 +686,9 @@ def _elide(text: str, px: float, width: float, bold: bool = False) -> str:
     return text + "…"
 
 
-def value_decimals(row: PanelRow) -> int:
-    """Decimals for printed cell values: 2, or enough to show two digits of small peaks."""
-    if row.kind == "weights":
-        return 2
-    peak = max(abs(row.levels[0]), abs(row.levels[1]))
-    if peak <= 0:
-        return 2
-    return int(min(4, max(2, 1 - math.floor(math.log10(peak)))))
-
-
 def _tick_values(kind: str, levels: tuple[float, float]) -> list[float]:
     lo, hi = levels
     return [lo + (hi - lo) * f for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
-
-
-def _tick_text(v: float, levels: tuple[float, float]) -> str:
-    step = abs(levels[1] - levels[0]) / 4
-    decimals = max(0, min(6, 1 - math.floor(math.log10(step)))) if step > 0 else 2
-    return format_value(v, decimals).replace("-", "−")
 
 
 def _matrix_image(p: Panel, levels, lut, pal, upscale: int = 1):
@@ -643,13 +730,14 @@ def paint_scene(
     # ---- title block: "Stage k · Title   formula", shapes, then the setting
     y = layout.title_y
     inner_w = layout.width - 2 * MARGIN
-    draw_rich(painter, MARGIN, y, sc.title, TITLE_PX, pal.text, True)
-    fx = MARGIN + rich_width(sc.title, TITLE_PX, True) + 28
-    draw_rich(painter, fx, y, sc.formula, TITLE_PX, pal.text)
-    y += TITLE_PX * 1.5
-    draw_rich(painter, MARGIN, y, "shapes:  " + sc.shapes, SHAPES_PX, pal.text)
-    y += SHAPES_PX * 1.5
-    draw_rich(painter, MARGIN, y, sc.info, INFO_PX, pal.muted)
+    if layout.header:
+        draw_rich(painter, MARGIN, y, sc.title, TITLE_PX, pal.text, True)
+        fx = MARGIN + rich_width(sc.title, TITLE_PX, True) + 28
+        draw_rich(painter, fx, y, sc.formula, TITLE_PX, pal.text)
+        y += TITLE_PX * 1.5
+        draw_rich(painter, MARGIN, y, "shapes:  " + sc.shapes, SHAPES_PX, pal.text)
+        y += SHAPES_PX * 1.5
+        draw_rich(painter, MARGIN, y, sc.info, INFO_PX, pal.muted)
 
     for cx, cy, caption in layout.captions:
         draw_rich(painter, cx, cy, caption, CAPTION_PX, pal.muted)
@@ -736,14 +824,8 @@ def _paint_panel(
     if p.head is not None:
         painter.fillRect(QRectF(tx, ty + 5, 12, 12), _qcolor(theme.head_color(p.head)))
         tx += 18
-    title = p.title
-    painter.setFont(make_font(PANEL_TITLE_PX, True))
-    painter.setPen(_qcolor(pal.text))
-    painter.drawText(
-        QRectF(tx, ty, text_width(title, PANEL_TITLE_PX, True) + 10, PANEL_TITLE_PX * 1.5),
-        Qt.AlignLeft | Qt.AlignVCenter,
-        title,
-    )
+    # rich text, so "W_O[1]" gets its subscript; vertically centred on the swatch
+    draw_rich(painter, tx, ty + 1, p.title, PANEL_TITLE_PX, pal.text, True)
 
     heat = QRectF(g.x, g.y, nc * cell, nr * cell)
     label_font = make_font(g.label_px)
@@ -845,7 +927,7 @@ def _paint_panel(
                 painter.drawLine(QPointF(xx, g.y), QPointF(xx, g.y + nr * cell))
             painter.restore()
         if g.value_px > 0:
-            decimals = value_decimals(row)
+            fmt = row.fmt
             painter.setFont(make_font(g.value_px))
             for i in range(nr):
                 for j in range(nc):
@@ -853,9 +935,7 @@ def _paint_panel(
                         continue
                     r = QRectF(g.x + j * cell, g.y + i * cell, cell, cell)
                     painter.setPen(_qcolor(theme.text_color_on(rgb[i, j])))
-                    painter.drawText(
-                        r, Qt.AlignCenter, format_value(float(p.matrix[i, j]), decimals)
-                    )
+                    painter.drawText(r, Qt.AlignCenter, fmt.cell(float(p.matrix[i, j])))
 
     # column-block separators (concat) and marked block
     if p.col_blocks:
@@ -929,15 +1009,9 @@ def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> Non
         painter.drawText(
             QRectF(b.x + BAR_WIDTH + 7, yy - TICK_PX, 70, TICK_PX * 2),
             Qt.AlignLeft | Qt.AlignVCenter,
-            _tick_text(v, row.levels),
+            row.fmt.tick(v),
         )
-    painter.setFont(make_font(TICK_PX, True))
-    painter.setPen(_qcolor(pal.muted))
-    painter.drawText(
-        QRectF(b.x, b.y - TICK_PX * 2.6, 90, TICK_PX * 1.6),
-        Qt.AlignLeft | Qt.AlignVCenter,
-        row.bar_label,
-    )
+    draw_rich(painter, b.x, b.y - TICK_PX * 2.7, bar_label(row), TICK_PX, pal.muted, True)
     painter.restore()
 
 

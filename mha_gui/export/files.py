@@ -73,6 +73,10 @@ def check_options(
     _whole("decimals", decimals, *DECIMALS_RANGE)
     if handout and suffix != ".pdf":
         raise ValueError(f"a handout is a PDF: use a .pdf file name, not {suffix!r}")
+    if handout and theme_name != "light":
+        raise ValueError(
+            f"the handout is made for printing and is light only: drop theme {theme_name!r}"
+        )
     return target, suffix, s
 
 
@@ -95,7 +99,10 @@ def export_to(
     .png/.svg/.pdf: the figure of `stage` (.pdf with handout=True: the 7-page handout);
     .gif: every stage, `frame_ms` per frame; .tex: the stage's equation and matrices with
     `decimals` places; .npz: every array; .json: the session.
-    `colormap` (a key of `theme.COLORMAP_CHOICES`) colours the .png/.svg/.pdf figure.
+    `colormap` (a key of `theme.COLORMAP_CHOICES`) colours every image: the
+    .png/.svg/.pdf figure, the .gif frames and the handout's figures. `theme` ('light' or
+    'dark') applies to figures and the GIF; the handout is for printing and always light,
+    so theme='dark' with handout=True is refused (ValueError) rather than ignored.
     `head=I` shows only head I; `query=J` outlines query row J. `width` is the PNG/GIF
     width in pixels (default 1600 for PNG, 1200 for GIF) or the SVG's nominal width.
     """
@@ -125,12 +132,15 @@ def export_to(
     from mha_gui.export import figure
 
     figure.ensure_app()
-    kw = dict(head=head, query=query, theme_name=theme)
+    kw = dict(head=head, query=query, colormap=colormap)
     if suffix == ".gif":
         from mha_gui.export.animation import write_gif
 
         return atomic_write(
-            target, lambda tmp: write_gif(tmp, session, width=width, frame_ms=frame_ms, **kw)
+            target,
+            lambda tmp: write_gif(
+                tmp, session, width=width, frame_ms=frame_ms, theme_name=theme, **kw
+            ),
         )
     if suffix == ".pdf" and handout:
         from mha_gui.export.handout import write_handout
@@ -143,7 +153,7 @@ def export_to(
     return atomic_write(
         target,
         lambda tmp: _checked(
-            writer, tmp, session, s, width=width, trace=trace, colormap=colormap, **kw
+            writer, tmp, session, s, width=width, trace=trace, theme_name=theme, **kw
         ),
     )
 

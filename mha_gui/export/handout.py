@@ -1,8 +1,11 @@
-"""A printable handout: one A4 page per stage with the figure, the formula, the shapes,
-a sentence to read out, and the stage's matrices printed as numbers when small enough.
+"""A printable handout: one A4 page per stage with one header (stage number, title,
+formula, shapes, the setting, a sentence to read out), the figure, and the stage's
+matrices printed as numbers when small enough.
 
 Everything is vector (QPdfWriter): the figure is the same scene as the PDF export,
-scaled to the page width.
+scaled to the page width, without its own title block (the page header replaces it).
+The handout is for printing, so it is always light: `export_to` refuses theme='dark'
+with handout=True instead of silently ignoring it. `colormap` colours the figures.
 """
 
 from __future__ import annotations
@@ -11,8 +14,7 @@ import numpy as np
 
 from mha_gui import theme
 from mha_gui.engine.session import Session
-from mha_gui.engine.stages import STAGES, formula_for, shapes_line
-from mha_gui.engine.values import format_value
+from mha_gui.engine.stages import STAGES
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
 
@@ -32,19 +34,17 @@ def write_handout(
     *,
     head=None,
     query=None,
-    theme_name: str = "light",
     decimals: int = 2,
+    colormap: str = theme.DEFAULT_COLORMAP,
 ) -> None:
+    """Seven A4 pages (light theme: a handout is printed)."""
     from PySide6.QtCore import QRectF, Qt
-    from PySide6.QtGui import QPainter, QPen
 
     figure.ensure_app()
-    pal = theme.palette(theme_name)
+    pal = theme.palette("light")
     trace = session.run()
     writer = figure.pdf_writer(path, PAGE_W, PAGE_H, "Multi-head attention, stage by stage")
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"could not write PDF to {path}")
+    painter = _begin_painter(writer, path)
     try:
         unit = writer.resolution() / 72.0
         c = session.config
@@ -54,31 +54,30 @@ def write_handout(
             painter.resetTransform()
             painter.scale(unit, unit)
             painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure._qcolor(pal.background))
+            scene = figure.build_scene(session, stage, head=head, query=query, trace=trace)
             y = MARGIN
             inner = PAGE_W - 2 * MARGIN
-            figure.draw_rich(
-                painter, MARGIN, y, f"{stage.index + 1}/7  ·  {stage.title}", 18, pal.text, True
-            )
-            y += 30
-            figure.draw_rich(painter, MARGIN, y, formula_for(stage, c), 14, pal.text)
+            figure.draw_rich(painter, MARGIN, y, scene.title, 18, pal.text, True)
+            y += 28
+            figure.draw_rich(painter, MARGIN, y, scene.formula, 14, pal.text)
             y += 22
-            figure.draw_rich(painter, MARGIN, y, "shapes:  " + shapes_line(stage, c), 10, pal.text)
-            y += 18
+            figure.draw_rich(painter, MARGIN, y, "shapes:  " + scene.shapes, 10, pal.text)
+            y += 15
+            figure.draw_rich(painter, MARGIN, y, scene.info, 8.5, pal.muted)
+            y += 16
             painter.setFont(figure.make_font(10.5))
-            painter.setPen(figure._qcolor(pal.muted))
+            painter.setPen(figure._qcolor(pal.text))
             box = QRectF(MARGIN, y, inner, 40)
             painter.drawText(box, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, stage.what)
             y += painter.boundingRect(box, Qt.AlignLeft | Qt.TextWordWrap, stage.what).height()
-            y += 10
-            # the figure, scaled to the page width, at most half the page height
-            lay = figure.figure_layout(
-                session, stage, head=head, query=query, vector=True, trace=trace
-            )
+            y += 6
+            # the figure without its title block, page-wide, at most half the page tall
+            lay = figure.layout_scene(scene, vector=True, header=False)
             s = min(inner / lay.width, (PAGE_H * 0.5) / lay.height)
             painter.save()
             painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
             painter.scale(s, s)
-            figure.paint_scene(painter, lay, theme_name)
+            figure.paint_scene(painter, lay, "light", colormap)
             painter.restore()
             y += lay.height * s + 14
             # matrices as numbers, flowed left to right while they fit the page
@@ -95,9 +94,25 @@ def write_handout(
                 Qt.AlignRight | Qt.AlignVCenter,
                 f"mha-gui · n={c.n}, d_model={c.d_model}, h={c.h} · page {k + 1} of 7",
             )
-        del QPen
     finally:
         painter.end()
+
+
+def _begin_painter(writer, path):
+    from PySide6.QtGui import QPainter
+
+    painter = QPainter()
+    if not painter.begin(writer):
+        raise OSError(f"could not write PDF to {path}")
+    return painter
+
+
+def table_format(m: np.ndarray, decimals: int) -> figure.NumberFormat:
+    """`decimals` places; tiny or huge matrices get a common ×10^k like the figures."""
+    finite = np.abs(m[np.isfinite(m)])
+    peak = float(finite.max()) if finite.size else 0.0
+    exponent = figure.number_format("values", (-peak, peak)).exponent
+    return figure.NumberFormat(exponent, decimals, decimals)
 
 
 def _tables(painter, mats, y: float, pal, decimals: int) -> float:
@@ -112,9 +127,9 @@ def _tables(painter, mats, y: float, pal, decimals: int) -> float:
     bottom = PAGE_H - MARGIN - 6
     skipped = 0
     for sym, m, rows, _cols in mats:
-        texts = [
-            [format_value(float(v), decimals) if np.isfinite(v) else "−∞" for v in r] for r in m
-        ]
+        fmt = table_format(m, decimals)
+        texts = [[fmt.cell(float(v)) for v in r] for r in m]
+        title = _plain_symbol(sym) + (f"  ({fmt.factor})" if fmt.factor else "")
         cw = max(figure.text_width(t, px) for r in texts for t in r) + 6
         lw = max(figure.text_width(r, px) for r in rows) + 6
         w = lw + cw * m.shape[1]
@@ -126,7 +141,7 @@ def _tables(painter, mats, y: float, pal, decimals: int) -> float:
         if y + h > bottom or w > PAGE_W - 2 * MARGIN:
             skipped += 1
             continue
-        figure.draw_rich(painter, x, y, _plain_symbol(sym), px + 2, pal.text, True)
+        figure.draw_rich(painter, x, y, title, px + 2, pal.text, True)
         painter.setFont(figure.make_font(px))
         for i, r in enumerate(texts):
             yy = y + cell_h * (i + 1) + 2
