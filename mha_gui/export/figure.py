@@ -154,16 +154,17 @@ def build_scene(
             panels = []
             for i in heads:
                 g = c.kv_group(i) if sym != "Q" else i
-                name = f"{sym}{sub(g)}"
-                title = f"head {i} · {name}" + (" (shared)" if gqa and sym != "Q" else "")
+                title = f"head {i} · {sym}{sub(g)}"
                 panels.append(
                     panel(title, arr[g], tokens, cols, i, query_row=query if is_query else None)
                 )
             idx = "i" if sym == "Q" or not gqa else "g"
             wsym = w.replace("^", f"_{idx}^")
+            shared = f"   ·   {_sharing(c, sym)}" if gqa and sym != "Q" else ""
             rows.append(
                 PanelRow(
-                    f"{sym}_{idx} = X {wsym}   ·   rows: {'query' if is_query else 'key'} tokens",
+                    f"{sym}_{idx} = X {wsym}   ·   rows: {'query' if is_query else 'key'} tokens"
+                    + shared,
                     panels,
                     "values",
                     _levels("values", [p.matrix for p in panels]),
@@ -285,6 +286,17 @@ def build_scene(
     )
 
 
+def _sharing(c, sym: str) -> str:
+    """Which query heads share each K/V head: `heads 0–3 share K_0, heads 4–7 share K_1`."""
+    per = c.h // c.h_kv
+    if c.h_kv == 1:
+        return f"all {c.h} heads share {sym}_0"
+    if c.h_kv > 3:
+        return f"each {sym}_g is shared by {per} heads: head i uses g = i // {per}"
+    groups = [f"heads {g * per}–{(g + 1) * per - 1} share {sym}_{g}" for g in range(c.h_kv)]
+    return ", ".join(groups)
+
+
 def _noun(count: int, word: str) -> str:
     return word if count == 1 else word + "s"
 
@@ -343,7 +355,7 @@ class NumberFormat:
 
 
 def number_format(kind: str, levels: tuple[float, float]) -> NumberFormat:
-    """Weights: 2 decimals. Signed values: 2 decimals (3 below 0.1); a peak below 0.01
+    """Weights: 2 decimals. Signed values: 2 decimals (3 below 1); a peak below 0.01
     or from 10⁴ up is printed as d.dd × 10^k with k shared by the whole row."""
     lo, hi = levels
     peak = max(abs(lo), abs(hi))
@@ -353,7 +365,7 @@ def number_format(kind: str, levels: tuple[float, float]) -> NumberFormat:
         if peak < 0.01 or peak >= 1e4:
             exponent = mag
         else:
-            decimals = 3 if mag < -1 else 2
+            decimals = 3 if mag < 0 else 2  # below 1: three places (two if cells are small)
     step = abs(hi - lo) / 4 / 10.0**exponent
     tick_decimals = max(0, min(6, 1 - math.floor(math.log10(step)))) if step > 0 else 2
     return NumberFormat(exponent, decimals, tick_decimals)
@@ -414,6 +426,7 @@ class PanelGeom:
     value_px: float  # 0: no values in cells
     frame: tuple[float, float, float, float]  # x, y, w, h of the whole panel
     raster: bool = False
+    fmt: NumberFormat | None = None  # how the cells print numbers (None: the row's)
 
     @property
     def w(self) -> float:
@@ -478,6 +491,16 @@ def _bar_extent(row: PanelRow) -> float:
     return max(BAR_WIDTH + 7 + ticks, rich_width(bar_label(row), TICK_PX, True)) + 4
 
 
+def _value_px(row: PanelRow, fmt: NumberFormat, cell: float) -> float:
+    """Font size for the numbers in the cells (0: too small to print)."""
+    value_px = min(15.0, cell * 0.3)
+    finite = [p.matrix[np.isfinite(p.matrix)].ravel()[:400] for p in row.panels]
+    widest = max((text_width(fmt.cell(float(v)), value_px) for f in finite for v in f), default=0.0)
+    if widest > cell * 0.88:
+        value_px = value_px * cell * 0.88 / widest
+    return value_px if value_px >= 8 else 0.0
+
+
 def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> Layout:
     """Geometry of every element, in logical units (see module docstring).
 
@@ -517,11 +540,20 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
             avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
             return min(MAX_CELL, avail / (cols * nc), MAX_PANEL_HEIGHT / nr)
 
+        title_w = max(rich_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels)
+
+        def titles_fit(cols: int, gutter=gutter, title_w=title_w) -> bool:
+            avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
+            return cols * title_w <= avail
+
+        # panel titles wider than their heatmaps: more lines rather than overflow
+        while ncols > 1 and not titles_fit(ncols):
+            ncols = math.ceil(k / (math.ceil(k / ncols) + 1))
         cell = fit(ncols)
         # narrow, tall panels (height-limited): put more per line while cells keep size
         while ncols < k:
             wider = math.ceil(k / (math.ceil(k / ncols) - 1)) if math.ceil(k / ncols) > 1 else k
-            if fit(wider) < cell * 0.999:
+            if fit(wider) < cell * 0.999 or not titles_fit(wider):
                 break
             ncols = wider
         # label thinning: keep labels at least a line apart
@@ -541,26 +573,14 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
         value_px = 0.0
         fmt = row.fmt
         if nr <= VALUES_MAX_SIDE and nc <= VALUES_MAX_SIDE and cell >= 24:
-            value_px = min(15.0, cell * 0.3)
-            widest = (
-                max(
-                    text_width(fmt.cell(float(v)), value_px)
-                    for p in row.panels
-                    for v in p.matrix[np.isfinite(p.matrix)].ravel()[:400]
-                )
-                if any(np.isfinite(p.matrix).any() for p in row.panels)
-                else 0.0
-            )
-            if widest > cell * 0.88:
-                value_px = value_px * cell * 0.88 / widest
-            if value_px < 8:
-                value_px = 0.0
+            value_px = _value_px(row, fmt, cell)
+            if fmt.decimals > 2 and value_px < 10:  # a digit less beats unreadable text
+                short = NumberFormat(fmt.exponent, 2, fmt.tick_decimals)
+                if _value_px(row, short, cell) > value_px:
+                    fmt, value_px = short, _value_px(row, short, cell)
         panel_title_h = PANEL_TITLE_PX * 1.6
         heat_h = nr * cell
-        slot_w = max(
-            nc * cell,
-            max(rich_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels),
-        )
+        slot_w = max(nc * cell, title_w)
         line_h = panel_title_h + block_h + col_label_h + heat_h
         captions.append((MARGIN, y, caption_text(row)))
         y += CAPTION_PX * 1.5
@@ -600,6 +620,7 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
                         value_px,
                         frame,
                         raster,
+                        fmt,
                     )
                 )
                 if bar_top is None:
@@ -927,7 +948,7 @@ def _paint_panel(
                 painter.drawLine(QPointF(xx, g.y), QPointF(xx, g.y + nr * cell))
             painter.restore()
         if g.value_px > 0:
-            fmt = row.fmt
+            fmt = g.fmt or row.fmt
             painter.setFont(make_font(g.value_px))
             for i in range(nr):
                 for j in range(nc):

@@ -10,6 +10,8 @@ with handout=True instead of silently ignoring it. `colormap` colours the figure
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mha_gui import theme
@@ -86,7 +88,8 @@ def write_handout(
                 for m in stage_matrices(session, stage, head=head, trace=trace)
                 if max(m[1].shape) <= TABLE_MAX_SIDE
             ]
-            y = _tables(painter, mats, y, pal, decimals)
+            kind = "weights" if stage.name == "weights" else "values"
+            y = _tables(painter, mats, y, pal, decimals, kind)
             painter.setFont(figure.make_font(8))
             painter.setPen(figure._qcolor(pal.muted))
             painter.drawText(
@@ -107,15 +110,21 @@ def _begin_painter(writer, path):
     return painter
 
 
-def table_format(m: np.ndarray, decimals: int) -> figure.NumberFormat:
-    """`decimals` places; tiny or huge matrices get a common ×10^k like the figures."""
-    finite = np.abs(m[np.isfinite(m)])
-    peak = float(finite.max()) if finite.size else 0.0
-    exponent = figure.number_format("values", (-peak, peak)).exponent
+def table_format(mats, decimals: int, kind: str = "values") -> figure.NumberFormat:
+    """`decimals` places. When the page's signed values would keep fewer than two
+    significant digits (or reach 10⁴), all its tables share a ×10^k written after each
+    matrix name, like the figures; weights (probabilities) never do."""
+    peak = 0.0
+    for m in mats:
+        finite = np.abs(m[np.isfinite(m)])
+        peak = max(peak, float(finite.max()) if finite.size else 0.0)
+    exponent = 0
+    if kind != "weights" and peak > 0 and (peak < 10.0 ** (1 - decimals) or peak >= 1e4):
+        exponent = math.floor(math.log10(peak))
     return figure.NumberFormat(exponent, decimals, decimals)
 
 
-def _tables(painter, mats, y: float, pal, decimals: int) -> float:
+def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -> float:
     from PySide6.QtCore import QRectF, Qt
 
     if not mats:
@@ -126,8 +135,8 @@ def _tables(painter, mats, y: float, pal, decimals: int) -> float:
     line_h = 0.0
     bottom = PAGE_H - MARGIN - 6
     skipped = 0
+    fmt = table_format([m[1] for m in mats], decimals, kind)
     for sym, m, rows, _cols in mats:
-        fmt = table_format(m, decimals)
         texts = [[fmt.cell(float(v)) for v in r] for r in m]
         title = _plain_symbol(sym) + (f"  ({fmt.factor})" if fmt.factor else "")
         cw = max(figure.text_width(t, px) for r in texts for t in r) + 6
