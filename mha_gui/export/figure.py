@@ -540,9 +540,9 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
             avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
             return min(MAX_CELL, avail / (cols * nc), MAX_PANEL_HEIGHT / nr)
 
-        title_w = max(rich_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels)
+        panel_title_w = max(rich_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels)
 
-        def titles_fit(cols: int, gutter=gutter, title_w=title_w) -> bool:
+        def titles_fit(cols: int, gutter=gutter, title_w=panel_title_w) -> bool:
             avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
             return cols * title_w <= avail
 
@@ -580,7 +580,7 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
                     fmt, value_px = short, _value_px(row, short, cell)
         panel_title_h = PANEL_TITLE_PX * 1.6
         heat_h = nr * cell
-        slot_w = max(nc * cell, title_w)
+        slot_w = max(nc * cell, panel_title_w)
         line_h = panel_title_h + block_h + col_label_h + heat_h
         captions.append((MARGIN, y, caption_text(row)))
         y += CAPTION_PX * 1.5

@@ -178,3 +178,38 @@ def test_dark_handout_is_refused_with_a_reason(tmp_path):
         export_to(load_preset("toy"), tmp_path / "h.pdf", handout=True, theme="dark")
     assert "\n" not in str(info.value)
     assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------ nothing clipped -----
+def _session(name: str) -> Session:
+    if name == "tiny":
+        toy = load_preset("toy")
+        return Session(toy.config.with_changes(scale=1e-05), toy.tokens, toy.params)
+    if name == "n=1":
+        return random_session(tokens=1, heads=1, d_model=4)
+    return load_preset(name)
+
+
+@pytest.mark.parametrize("name", ["toy", "tiny", "gqa", "causal-6x16", "n=1"])
+def test_every_element_fits_inside_the_figure(name):
+    session = _session(name)
+    from mha_gui.engine import STAGE_NAMES
+
+    for stage in STAGE_NAMES:
+        lay = figure.figure_layout(session, stage)
+        sc, right = lay.scene, lay.width - figure.MARGIN + 1
+        title = (
+            figure.rich_width(sc.title, figure.TITLE_PX, True)
+            + 28
+            + figure.rich_width(sc.formula, figure.TITLE_PX)
+        )
+        assert figure.MARGIN + title <= right, (stage, "title")
+        assert figure.MARGIN + figure.rich_width(sc.info, figure.INFO_PX) <= right
+        for g in lay.panels:
+            fx, _fy, fw, _fh = g.frame
+            assert fx >= 0 and fx + fw <= lay.width, (stage, g.panel.title)
+            assert g.x + g.w <= right
+        for b in lay.bars:
+            assert b.x + figure._bar_extent(b.row) <= right, (stage, "bar")
+        for cx, _cy, text in lay.captions:
+            assert cx + figure.rich_width(text, figure.CAPTION_PX) <= right, (stage, text)
