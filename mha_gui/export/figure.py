@@ -699,6 +699,25 @@ def draw_rich(painter, x: float, y: float, text: str, px: float, color: str, bol
     painter.restore()
 
 
+def draw_rich_wrapped(
+    painter, x: float, y: float, width: float, text: str, px: float, color: str
+) -> float:
+    """Rich text (`W_O`, `d_model` get their subscripts) wrapped to `width`; returns
+    the height used."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDocumentMargin(0)
+    doc.setDefaultFont(make_font(px))
+    doc.setTextWidth(width)
+    doc.setHtml(f'<span style="color:{color}">{rich_html(minus(text))}</span>')
+    painter.save()
+    painter.translate(x, y)
+    doc.drawContents(painter)
+    painter.restore()
+    return doc.size().height()
+
+
 def _elide(text: str, px: float, width: float, bold: bool = False) -> str:
     if text_width(text, px, bold) <= width:
         return text

@@ -67,12 +67,8 @@ def write_handout(
             y += 15
             figure.draw_rich(painter, MARGIN, y, scene.info, 8.5, pal.muted)
             y += 16
-            painter.setFont(figure.make_font(10.5))
-            painter.setPen(figure._qcolor(pal.text))
-            box = QRectF(MARGIN, y, inner, 40)
-            painter.drawText(box, Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap, stage.what)
-            y += painter.boundingRect(box, Qt.AlignLeft | Qt.TextWordWrap, stage.what).height()
-            y += 6
+            y += figure.draw_rich_wrapped(painter, MARGIN, y, inner, stage.what, 10.5, pal.text)
+            y += 10
             # the figure without its title block, page-wide, at most half the page tall
             lay = figure.layout_scene(scene, vector=True, header=False)
             s = min(inner / lay.width, (PAGE_H * 0.5) / lay.height)
