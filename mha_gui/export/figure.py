@@ -583,7 +583,7 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
         slot_w = max(nc * cell, panel_title_w)
         line_h = panel_title_h + block_h + col_label_h + heat_h
         captions.append((MARGIN, y, caption_text(row)))
-        y += CAPTION_PX * 1.5
+        y += CAPTION_PX * 1.5 + 6  # clear of the inspected-head frame below
         bar_top = None
         bar_bottom = 0.0
         for li in range(math.ceil(k / ncols)):
