@@ -61,6 +61,20 @@ def sym_text(kind: str, head: int | None, config) -> str:
     return kind
 
 
+def nice_peak(peak: float) -> float:
+    """`peak` rounded up to two significant digits (0.40626 → 0.41, 6 → 6, 127 → 130).
+
+    The shared levels of a stage are ±nice_peak: the colour bar reads a round number, and
+    a scrub step that nudges the largest value (often in Y) leaves the levels — and so
+    every other panel's pixels — as they were, instead of repainting them all.
+    """
+    if not math.isfinite(peak) or peak <= 0:
+        return 1.0
+    exponent = math.floor(math.log10(peak)) - 1
+    digits = math.ceil(round(peak / 10.0**exponent, 9))
+    return float(f"{digits}e{exponent}")
+
+
 class AttentionView(QWidget):
     """Every head's panel for the current stage; the inspected head framed, the query row
     outlined in every panel. Hover a cell for where its number came from."""
@@ -84,6 +98,13 @@ class AttentionView(QWidget):
         self._built_stage: int | None = None
         self._grid_cols = 0
         self._levels: tuple[float, float] | None = None
+        self._peaks: dict[tuple[str, int], float] = {}  # max |finite| of each panel
+        # head → (its W_O block when computed, Z_i W_O block): the output stage shows every
+        # head's contribution, but a one-head edit changes only that head's
+        self._contrib: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._w_o_edited = False
+        self._titles_set: dict[int, tuple] = {}
+        self._title_widths: dict[tuple, float] = {}
         self.rebuild_count = 0
         self.update_count = 0
 
@@ -100,6 +121,7 @@ class AttentionView(QWidget):
         self._rebuild_timer.timeout.connect(self.rebuild)
 
         document.traceChanged.connect(self._on_trace)
+        document.valuesChanged.connect(self._on_values)
         document.shapeChanged.connect(self._schedule_rebuild)
         document.configChanged.connect(self._schedule_rebuild)
         document.tokensChanged.connect(self._on_tokens)
@@ -217,6 +239,8 @@ class AttentionView(QWidget):
         self._band_outline.clear()
         self._built_stage = doc.view.stage
         self._levels = None
+        self._peaks.clear()
+        self._titles_set.clear()
 
         groups = self._groups(stage)
         ncols = self._grid_columns(groups)
@@ -335,8 +359,38 @@ class AttentionView(QWidget):
             "S": lambda: t.scores[head],
             "A": lambda: t.weights[head],
             "Z": lambda: t.heads[head],
-            "C": lambda: t.contributions[head],
+            "C": lambda: self._contribution(head),
         }[kind]()
+
+    def _contribution(self, head: int) -> np.ndarray:
+        """Z_i W_O[i·d_v:(i+1)·d_v, :], kept until Z_i or that block of W_O changes."""
+        t = self.document.trace()
+        d_v = self.document.config.d_v
+        block = t.w_o[head * d_v : (head + 1) * d_v]
+        cached = self._contrib.get(head)
+        if cached is None or cached[1].shape != (t.heads.shape[1], block.shape[1]):
+            cached = (block.copy(), t.heads[head] @ block)
+            self._contrib[head] = cached
+        return cached[1]
+
+    def _forget_contributions(self, heads) -> set[int]:
+        """Drop the contributions an edit changed; the heads whose contribution did."""
+        if heads is None:
+            self._contrib.clear()
+            self._w_o_edited = False
+            return set(range(self.document.config.h))
+        changed = set(heads)
+        if self._w_o_edited:
+            self._w_o_edited = False
+            t = self.document.trace()
+            d_v = self.document.config.d_v
+            for head, (block, _c) in self._contrib.items():
+                now = t.w_o[head * d_v : (head + 1) * d_v]
+                if block.shape != now.shape or not np.array_equal(block, now):
+                    changed.add(head)
+        for head in changed:
+            self._contrib.pop(head, None)
+        return changed
 
     def _col_labels(self, kind: str) -> list[str]:
         c = self.document.config
@@ -355,31 +409,52 @@ class AttentionView(QWidget):
             return [str(j % c.d_v) for j in range(c.h * c.d_v)]
         return [str(j) for j in range(width)]
 
-    def _stage_levels(self, stage: str) -> tuple[float, float]:
+    def _stage_levels(self, stage: str, stale=None) -> tuple[float, float]:
+        """The stage's shared levels: ±max|finite| over its panels. Each panel's peak is
+        kept, so an edit rescans only the panels in `stale` (None: all of them)."""
         if stage == "weights":
             return theme.levels_for("weights")
-        arrays = [self._matrix(kind, None if head < 0 else head) for kind, head in self.panels]
-        return theme.levels_for("signed", *arrays)
+        for key in self.panels:
+            if stale is None or key in stale or key not in self._peaks:
+                kind, head = key
+                self._peaks[key] = theme.levels_for(
+                    "signed", self._matrix(kind, None if head < 0 else head)
+                )[1]
+        peak = nice_peak(max(self._peaks.values(), default=1.0))
+        return (-peak, peak)
 
-    def _update_all(self, heads=None) -> None:
+    def _update_all(self, heads=None, contributions=None) -> None:
+        """New pixels for the panels whose matrix changed (all of them if the levels moved).
+
+        `heads`: the query heads whose Z changed (None: everything); `contributions`: the
+        heads whose output contribution changed (default: the same as `heads`)."""
         doc = self.document
         blocked = doc.trace().mask
-        levels = self._stage_levels(self.stage_name)
+        if heads is None:
+            stale = None
+        else:
+            contributions = heads if contributions is None else contributions
+            stale = {k for k in self.panels if self._depends(*k, heads, contributions)}
+        levels = self._stage_levels(self.stage_name, stale)
         relevel = levels != self._levels
         self._levels = levels
         if relevel and self.colorbar is not None:
             self.colorbar.setLevels(levels)
         for (kind, head), panel in self.panels.items():
-            if not (relevel or heads is None or self._depends(kind, head, heads)):
+            if not (relevel or stale is None or (kind, head) in stale):
                 continue
             self.update_count += 1
             h = None if head < 0 else head
             panel.set_matrix(self._matrix(kind, h), levels, blocked if kind in ("S", "A") else None)
 
     @staticmethod
-    def _depends(kind: str, head: int, heads: frozenset) -> bool:
-        if kind in ("Y", "C"):
+    def _depends(kind: str, head: int, heads: frozenset, contributions=None) -> bool:
+        """Does panel (kind, head) change when the Z of `heads` changed and the output
+        contributions of `contributions` (every edit changes Y)?"""
+        if kind == "Y":
             return True
+        if kind == "C":
+            return head in (heads if contributions is None else contributions)
         if kind == "H":
             return bool(heads)
         if kind == "X":
@@ -397,17 +472,14 @@ class AttentionView(QWidget):
         c = doc.config
         pal = theme.palette(self._theme)
         inspected, query = doc.view.head, doc.view.query
-        for head, label in self.titles.items():
+        for head in self.titles:
             if head < 0:
                 kinds = STAGE_KINDS[self.stage_name][1]
                 name = {"X": "input X", "H": "H = Concat(Z₀ … )", "Y": "output Y = Σ contributions"}
                 text = name.get(kinds[0], kinds[0])
                 shape = f"<span style='color:{pal.muted}'>{self._shape_text(kinds[0])}</span>"
-                label.setText(
-                    self._fit_title(text, shape, 11, True, "  "),
-                    color=pal.text,
-                    size=self._pt(11),
-                    bold=True,
+                self._set_title(
+                    head, self._fit_title(text, shape, 11, True, "  "), pal.text, 11, True
                 )
                 continue
             colour = theme.head_text_color(head, self._theme)
@@ -424,18 +496,20 @@ class AttentionView(QWidget):
                 text = self._fit_title(f"{mark}head {head}", detail[3:], size, True, " · ")
             else:
                 text = f"{mark}head {head}"
-            label.setText(
-                text,
-                color=colour,
-                size=self._pt(12 if head == inspected else 11),
-                bold=head == inspected,
-            )
+            self._set_title(head, text, colour, size, head == inspected)
         for (_kind, head), panel in self.panels.items():
             on = head >= 0 and head == inspected
             panel.set_frame(theme.head_color(head) if on else None)
             panel.set_query(query)
         for i, outline in self._band_outline.items():
             outline.setVisible(i == inspected)
+
+    def _set_title(self, head: int, text: str, colour: str, size: float, bold: bool) -> None:
+        """Set a title only if it changed: a new title relays the whole grid out."""
+        args = (text, colour, size, bold)
+        if self._titles_set.get(head) != args:
+            self._titles_set[head] = args
+            self.titles[head].setText(text, color=colour, size=self._pt(size), bold=bold)
 
     def _fit_title(self, first: str, second: str, size: float, bold: bool, sep: str) -> str:
         """`first{sep}second` on one line if it fits its grid column, else on two lines
@@ -444,24 +518,32 @@ class AttentionView(QWidget):
         cols = max(1, self._grid_cols)
         bar = 90 * self._zoom  # the colour bar and its labels
         room = (max(self.width(), 320) - bar) / cols - 16
-        font = QFont(self.font())
-        font.setPointSizeF(size * self._zoom)
-        font.setBold(bold)
-        doc = QTextDocument()
-        doc.setDefaultFont(font)
-        doc.setHtml(one)
-        return one if doc.idealWidth() <= room else f"{first}<br>{second}"
+        key = (one, size * self._zoom, bold, self.font().toString())
+        if key not in self._title_widths:  # laying text out costs; titles repeat
+            font = QFont(self.font())
+            font.setPointSizeF(size * self._zoom)
+            font.setBold(bold)
+            doc = QTextDocument()
+            doc.setDefaultFont(font)
+            doc.setHtml(one)
+            self._title_widths[key] = doc.idealWidth()
+        return one if self._title_widths[key] <= room else f"{first}<br>{second}"
 
     def _shape_text(self, kind: str) -> str:
         panel = next(p for (k, _h), p in self.panels.items() if k == kind)
         return f"{panel.rows}×{panel.cols}"
 
     # ------------------------------------------------------------------ signals ---
+    def _on_values(self, name: str) -> None:
+        if name == "W_O":
+            self._w_o_edited = True  # which heads' contributions: found at the recompute
+
     def _on_trace(self, heads) -> None:
+        contributions = self._forget_contributions(heads)
         if self._rebuild_timer.isActive():
             self.rebuild()
             return
-        self._update_all(heads)
+        self._update_all(heads, contributions)
 
     def _on_tokens(self) -> None:
         self._relabel()

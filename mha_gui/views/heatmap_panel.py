@@ -229,6 +229,7 @@ class HeatmapPanel:
         self._blocked: np.ndarray | None = None
         self._show_values = show_values
         self._value_font_px = 0
+        self._frame: tuple | None = None
 
         vb = plot.getViewBox()
         vb.invertY(True)
@@ -320,9 +321,11 @@ class HeatmapPanel:
         """Show `matrix` (rows × cols); `blocked` cells are drawn grey with a × overlay."""
         self.matrix = matrix
         self.levels = levels
-        finite = np.isfinite(matrix)
-        mid = (levels[0] + levels[1]) / 2
-        np.copyto(self._display, np.where(finite, matrix, mid))
+        if np.isfinite(matrix).all():  # only scores have -inf: skip the masked copy
+            np.copyto(self._display, matrix)
+        else:
+            mid = (levels[0] + levels[1]) / 2
+            np.copyto(self._display, np.where(np.isfinite(matrix), matrix, mid))
         self.image.setImage(self._display, levels=levels, autoLevels=False)
         if blocked is not None and not blocked.any():
             blocked = None
@@ -408,10 +411,15 @@ class HeatmapPanel:
         if row is None or not self.query_rows or not 0 <= row < self.rows:
             self.query_rect.setVisible(False)
             return
-        self.query_rect.setRect(QRectF(0.0, float(row), float(self.cols), 1.0))
+        rect = QRectF(0.0, float(row), float(self.cols), 1.0)
+        if self.query_rect.rect() != rect:
+            self.query_rect.setRect(rect)
         self.query_rect.setVisible(True)
 
     def set_frame(self, colour: str | None, width: float = 4.0) -> None:
+        if (colour, width) == self._frame:
+            return  # a new border repaints the whole panel
+        self._frame = (colour, width)
         vb = self.plot.getViewBox()
         if colour is None:
             vb.setBorder(None)

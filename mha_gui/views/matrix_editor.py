@@ -16,7 +16,6 @@ from __future__ import annotations
 import itertools
 import math
 
-import numpy as np
 from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QPalette, QValidator
 from PySide6.QtWidgets import (
@@ -231,8 +230,7 @@ class MatrixTable(QTableView):
     # --------------------------------------------------------- scrub & nudge --------
     def scrub_step(self) -> float:
         """Value change per pixel of drag: a hundredth of the matrix's order of magnitude."""
-        full = self.matrix_model.document.matrix(self.matrix_model.name)
-        peak = float(np.abs(full).max()) if full.size else 1.0
+        peak = self.matrix_model.levels()[1]  # max |value|, cached by the model
         base = 10.0 ** math.floor(math.log10(peak)) if peak > 0 else 1.0
         return base / 100.0
 

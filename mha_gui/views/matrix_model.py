@@ -11,6 +11,9 @@ b_i^Q is the row added to every row of X W_i^Q.
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
+
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
@@ -40,7 +43,9 @@ class MatrixModel(QAbstractTableModel):
         self.head = 0
         self.decimals = 3
         self.colormap = theme.DEFAULT_COLORMAP
-        self._colors: np.ndarray | None = None
+        self._levels: tuple[float, float] | None = None  # over the whole matrix
+        self._shown: np.ndarray | None = None  # the slice as last shown (what changed?)
+        self._shape: tuple[int, int] | None = None
         self._bold = QFont()
         self._bold.setBold(True)
         document.valuesChanged.connect(self._on_values)
@@ -74,7 +79,7 @@ class MatrixModel(QAbstractTableModel):
         if head == self.head:
             return
         self.head = head
-        self._colors = None
+        self._shown = None
         if self.rowCount() and self.columnCount():
             self.dataChanged.emit(
                 self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
@@ -90,6 +95,12 @@ class MatrixModel(QAbstractTableModel):
             a = a[min(self.head, a.shape[0] - 1)]
         return a[None, :] if a.ndim == 1 else a
 
+    def _size(self) -> tuple[int, int]:
+        """(rows, columns), cached: Qt asks for them thousands of times per repaint."""
+        if self._shape is None:
+            self._shape = self.slice().shape
+        return self._shape
+
     def array_index(self, row: int, col: int) -> tuple:
         """The document index of a table cell."""
         if self.is_headed:
@@ -101,10 +112,10 @@ class MatrixModel(QAbstractTableModel):
         return self.head if self.is_headed else None
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else self.slice().shape[0]
+        return 0 if parent.isValid() else self._size()[0]
 
     def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else self.slice().shape[1]
+        return 0 if parent.isValid() else self._size()[1]
 
     # ------------------------------------------------------------------- data -------
     def flags(self, index: QModelIndex) -> Qt.ItemFlag:
@@ -113,37 +124,43 @@ class MatrixModel(QAbstractTableModel):
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEditable
 
     def value(self, row: int, col: int) -> float:
-        return float(self.slice()[row, col])
+        a = self.document.matrix(self.name)
+        if self.is_headed:
+            a = a[min(self.head, a.shape[0] - 1)]
+        return float(a[col] if a.ndim == 1 else a[row, col])
 
-    def _tints(self) -> np.ndarray:
-        """RGB of every cell of the slice, from levels over the whole matrix (all heads)."""
-        if self._colors is None:
+    def levels(self) -> tuple[float, float]:
+        """Tint levels, ±max|value| over the whole matrix (all heads), cached per change."""
+        if self._levels is None:
             full = self.document.matrix(self.name)
-            levels = theme.levels_for("values", full)
-            lut = theme.colormap_for("values", self.colormap)
-            self._colors = theme.colors_for(self.slice(), levels, lut)
-        return self._colors
+            hi = float(full.max()) if full.size else 0.0
+            lo = float(full.min()) if full.size else 0.0
+            if math.isfinite(hi) and math.isfinite(lo):
+                peak = max(hi, -lo)  # parameters are finite: two reductions, no copies
+                self._levels = (-peak, peak) if peak > 0 else (-1.0, 1.0)
+            else:
+                self._levels = theme.levels_for("values", full)
+        return self._levels
 
-    @staticmethod
-    def _text_colour(rgb) -> QColor:
-        """Black or white, whichever reads on the tint blended over the table's base
-        (a light tint over a dark theme's base is mid-grey: light text would vanish)."""
+    def _tint_index(self, row: int, col: int) -> int:
+        """Which entry of the colour map tints a cell (the one `theme.colors_for` picks)."""
+        lo, hi = self.levels()
+        v = self.value(row, col)
+        top = len(theme.colormap_for("values", self.colormap)) - 1
+        if not math.isfinite(v):
+            v = (lo + hi) / 2
+        span = hi - lo if hi > lo else 1.0
+        return min(top, max(0, round((v - lo) / span * top)))
+
+    def _tint_tables(self) -> tuple[list[tuple], list[tuple]]:
         base = QGuiApplication.palette().color(QPalette.ColorRole.Base)
-        a = TINT_ALPHA / 255.0
-        shown = [
-            (1 - a) * b + a * float(t)
-            for b, t in zip((base.red(), base.green(), base.blue()), rgb[:3], strict=True)
-        ]
-        black = theme.contrast_ratio(shown, (0, 0, 0))
-        white = theme.contrast_ratio(shown, (255, 255, 255))
-        return QColor("#000000" if black >= white else "#ffffff")
+        return tint_tables(self.colormap, (base.red(), base.green(), base.blue()))
 
     def set_colormap(self, name: str) -> None:
         """The colour map of the value tints (View ▸ Colormap)."""
         if theme.check_colormap(name) == self.colormap:
             return
         self.colormap = name
-        self._colors = None
         if self.rowCount() and self.columnCount():
             self.dataChanged.emit(
                 self.index(0, 0),
@@ -168,10 +185,9 @@ class MatrixModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.EditRole:
             return format_value(self.value(r, c), 10)
         if role == Qt.ItemDataRole.BackgroundRole:
-            rgb = self._tints()[r, c]
-            return QColor(int(rgb[0]), int(rgb[1]), int(rgb[2]), TINT_ALPHA)
+            return QColor(*self._tint_tables()[0][self._tint_index(r, c)])
         if role == Qt.ItemDataRole.ForegroundRole:
-            return self._text_colour(self._tints()[r, c])
+            return QColor(*self._tint_tables()[1][self._tint_index(r, c)])
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.FontRole and r in self.inspected_rows():
@@ -244,17 +260,29 @@ class MatrixModel(QAbstractTableModel):
 
     # --------------------------------------------------------- document signals -----
     def _on_values(self, name: str) -> None:
-        if name != self.name:
+        """Repaint only the cells that changed (a scrub step: one cell), unless the levels
+        moved and every tint with them."""
+        if name != self.name or not (self.rowCount() and self.columnCount()):
             return
-        self._colors = None
-        if self.rowCount() and self.columnCount():
+        old_levels, shown = self._levels, self._shown
+        self._levels = None
+        now = self.slice()
+        self._shown = now.copy()
+        if shown is None or shown.shape != now.shape or self.levels() != old_levels:
             self.dataChanged.emit(
                 self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
+            )
+            return
+        rows, cols = np.nonzero(shown != now)
+        if rows.size:
+            self.dataChanged.emit(
+                self.index(int(rows.min()), int(cols.min())),
+                self.index(int(rows.max()), int(cols.max())),
             )
 
     def _on_shape(self) -> None:
         self.beginResetModel()
-        self._colors = None
+        self._levels = self._shown = self._shape = None
         self.head = max(0, min(self.head, self.head_count() - 1))
         self.endResetModel()
 
@@ -263,12 +291,35 @@ class MatrixModel(QAbstractTableModel):
             self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self.rowCount() - 1)
 
     def _on_view(self) -> None:
-        head = self.document.view.head
-        if head == self._last_view_head:
+        head, before = self.document.view.head, self._last_view_head
+        if head == before:
             return
         self._last_view_head = head
         if self.name == "W_O" and self.rowCount():
-            self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, self.rowCount() - 1)
-            self.dataChanged.emit(
-                self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
-            )
+            # only the rows of the heads that lose and gain the emphasis
+            d_v, last = self.document.config.d_v, self.rowCount() - 1
+            for h in (before, head):
+                first = min(h * d_v, last)
+                end = min((h + 1) * d_v - 1, last)
+                self.headerDataChanged.emit(Qt.Orientation.Vertical, first, end)
+                self.dataChanged.emit(self.index(first, 0), self.index(end, self.columnCount() - 1))
+
+
+@lru_cache(maxsize=16)
+def tint_tables(colormap: str, base: tuple[int, int, int]) -> tuple[list[tuple], list[tuple]]:
+    """(tints, text colours) as RGBA for each entry of the colour map, over a table's base.
+
+    The tint is the colour map's entry at TINT_ALPHA over the base; the text is black or
+    white, whichever reads better on that blend. Computed once per colour map and theme,
+    so painting a cell costs a table look-up.
+    """
+    lut = theme.colormap_for("values", colormap)
+    a = TINT_ALPHA / 255.0
+    tints, texts = [], []
+    for rgb in lut:
+        tints.append((int(rgb[0]), int(rgb[1]), int(rgb[2]), TINT_ALPHA))
+        shown = [(1 - a) * b + a * float(t) for b, t in zip(base, rgb[:3], strict=True)]
+        black = theme.contrast_ratio(shown, (0, 0, 0))
+        white = theme.contrast_ratio(shown, (255, 255, 255))
+        texts.append((0, 0, 0, 255) if black >= white else (255, 255, 255, 255))
+    return tints, texts

@@ -30,6 +30,7 @@ class QueryStrip(QWidget):
         self._zoom = 1.0
         self._colormap = theme.DEFAULT_COLORMAP
         self.panels: dict[str, HeatmapPanel] = {}
+        self._shown: tuple[int, int] | None = None  # (head, query) on screen
         self.titles: dict[str, pg.LabelItem] = {}
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setObjectName("queryStripCanvas")
@@ -43,7 +44,7 @@ class QueryStrip(QWidget):
         document.shapeChanged.connect(self.rebuild)
         document.configChanged.connect(self.rebuild)
         document.tokensChanged.connect(self._refresh_all)
-        document.viewChanged.connect(self._refresh_all)
+        document.viewChanged.connect(self._on_view)
         self.rebuild()
 
     def sizeHint(self):  # noqa: N802 - Qt's name
@@ -163,6 +164,12 @@ class QueryStrip(QWidget):
     def _refresh_all(self, *_args) -> None:
         self._update(None)
 
+    def _on_view(self) -> None:
+        """The strip follows the inspected head and the query token, not the stage."""
+        view = self.document.view
+        if (view.head, view.query) != self._shown:
+            self._refresh_all()
+
     def _on_trace(self, heads) -> None:
         self._update(heads)
 
@@ -189,6 +196,7 @@ class QueryStrip(QWidget):
             )
         if heads is not None:
             return
+        self._shown = (i, j)
         token = tokens[j]
         shown = esc(token)  # a token like <s> is text, not a tag
         colour = theme.head_text_color(i, self._theme)
