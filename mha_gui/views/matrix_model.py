@@ -26,6 +26,8 @@ HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
 KV = ("W_K", "W_V", "b_K", "b_V")
 # Alpha of the value tint: light enough that black or white text stays readable on it.
 TINT_ALPHA = 110
+# On a dark base: how far toward the colour map's saturated end the largest value goes.
+DARK_TINT_STRENGTH = 0.85
 
 
 class MatrixModel(QAbstractTableModel):
@@ -309,17 +311,35 @@ class MatrixModel(QAbstractTableModel):
 def tint_tables(colormap: str, base: tuple[int, int, int]) -> tuple[list[tuple], list[tuple]]:
     """(tints, text colours) as RGBA for each entry of the colour map, over a table's base.
 
-    The tint is the colour map's entry at TINT_ALPHA over the base; the text is black or
-    white, whichever reads better on that blend. Computed once per colour map and theme,
-    so painting a cell costs a table look-up.
+    On a light base the tint is the colour map's entry at TINT_ALPHA. On a dark base
+    that would wash the pale middle of a diverging map into grey and its pale ends into
+    brown: there a cell is opaque, the base mixed toward the colour map's end on the
+    value's side in proportion to |value| — zero stays the base, the extremes are the
+    map's own saturated colours. (A map with a dark middle, greyscale, is shown as is.)
+    The text is black or white, whichever reads better on what is painted. Computed
+    once per colour map and theme, so painting a cell costs a table look-up.
     """
-    lut = theme.colormap_for("values", colormap)
-    a = TINT_ALPHA / 255.0
+    lut = theme.colormap_for("values", colormap).astype(float)
+    base_rgb = np.asarray(base, float)
+    dark = theme.contrast_ratio(base_rgb, (0, 0, 0)) < theme.contrast_ratio(base_rgb, (255,) * 3)
+    top = len(lut) - 1
+    pale_middle = theme.contrast_ratio(lut[top // 2], (0, 0, 0)) > 10
     tints, texts = [], []
-    for rgb in lut:
-        tints.append((int(rgb[0]), int(rgb[1]), int(rgb[2]), TINT_ALPHA))
-        shown = [(1 - a) * b + a * float(t) for b, t in zip(base, rgb[:3], strict=True)]
+    for i, rgb in enumerate(lut):
+        if not dark:
+            a = TINT_ALPHA / 255.0
+            shown = (1 - a) * base_rgb + a * rgb
+            tint = (*(int(c) for c in rgb), TINT_ALPHA)
+        else:
+            if pale_middle:
+                side = (i - top / 2) / (top / 2)  # −1 … 1
+                end = lut[0] if side < 0 else lut[top]
+                shown = base_rgb + DARK_TINT_STRENGTH * abs(side) * (end - base_rgb)
+            else:
+                shown = rgb
+            tint = (*(int(round(c)) for c in shown), 255)
         black = theme.contrast_ratio(shown, (0, 0, 0))
         white = theme.contrast_ratio(shown, (255, 255, 255))
+        tints.append(tint)
         texts.append((0, 0, 0, 255) if black >= white else (255, 255, 255, 255))
     return tints, texts

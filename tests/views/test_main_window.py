@@ -434,16 +434,14 @@ def test_editor_numbers_and_head_titles_are_readable(window, name):
     from PySide6.QtCore import Qt
 
     from mha_gui import theme
-    from mha_gui.views.matrix_model import TINT_ALPHA
-
     window.set_theme(name, save=False)
     base = QApplication.palette().color(QApplication.palette().ColorRole.Base)
-    a = TINT_ALPHA / 255.0
     for editor in ("X", "W_O"):
         model = window.findChild(QTableView, f"editor.{editor}").model()
         for r in range(model.rowCount()):
             for c in range(model.columnCount()):
                 tint = model.index(r, c).data(Qt.ItemDataRole.BackgroundRole)
+                a = tint.alphaF()  # translucent over a light base, opaque over a dark one
                 shown = QColor(
                     *(
                         round((1 - a) * b + a * t)
