@@ -434,6 +434,7 @@ def test_editor_numbers_and_head_titles_are_readable(window, name):
     from PySide6.QtCore import Qt
 
     from mha_gui import theme
+
     window.set_theme(name, save=False)
     base = QApplication.palette().color(QApplication.palette().ColorRole.Base)
     for editor in ("X", "W_O"):
@@ -457,3 +458,28 @@ def test_editor_numbers_and_head_titles_are_readable(window, name):
     background = QColor(theme.palette(name).background)
     for head in range(len(theme.HEAD_COLORS)):
         assert _contrast(QColor(theme.head_text_color(head, name)), background) >= 3.0, head
+
+
+def test_zooming_back_out_gives_the_docks_their_small_titles_back(window, qtbot):
+    """150 % → 100 %: dock title bars and the dock tabs are as before zooming in."""
+    from PySide6.QtWidgets import QTabBar
+
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+
+    def titles():
+        qtbot.wait(10)
+        bars = [t for t in window.findChildren(QTabBar) if t.parent() is window and t.count()]
+        return (
+            {name: dock.widget().geometry().y() for name, dock in window.docks.items()},
+            {name: dock.fontInfo().pointSizeF() for name, dock in window.docks.items()},
+            [(bar.fontInfo().pointSizeF(), bar.sizeHint().height()) for bar in bars],
+        )
+
+    before = titles()
+    window.set_zoom(1.5, save=False)
+    zoomed = titles()
+    assert all(zoomed[1][n] > before[1][n] for n in before[1])
+    window.set_zoom(1.0, save=False)
+    assert titles() == before
