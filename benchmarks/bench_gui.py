@@ -11,8 +11,9 @@ and each stage (weights, output) it times, median over several edits:
                    (an upper bound: the real loop only repaints what changed)
 
 for (a) one W_Q cell of head 0 (a scrub step: one head changes), (b) one X cell (every
-head changes), (c) one W_O cell (only the output changes); then the stage switch, the
-inspected head and the query token; and the number of recomputes per edit, and for 20
+head changes), (c) one W_O cell (only the output changes); then the stage switch (next
+stage round the cycle, and back and forth between weights and output), the inspected
+head and the query token; and the number of recomputes per edit, and for 20
 edits made in one event-loop turn (must be 1). Machines are shared and noisy: run twice.
 
     .venv/bin/python benchmarks/bench_gui.py [--quick]
@@ -151,6 +152,11 @@ def bench_navigation(bench: Bench, label: str, reps: int, rows: list) -> None:
         stage = (doc.view.stage + 1) % 7
         times.append(bench.timed(lambda s=stage: doc.set_stage(s), False))
     rows.append((label, "any", "next stage", *_medians(times)))
+    times = []
+    for k in range(reps):  # Previous / Next between two stages: a kept stage comes back
+        stage = OUTPUT if k % 2 == 0 else WEIGHTS
+        times.append(bench.timed(lambda s=stage: doc.set_stage(s), False))
+    rows.append((label, "3 ↔ 6", "stage back", *_medians(times)))
     doc.set_stage(WEIGHTS)
     bench.settle(6)
     for what, setter, count in (
@@ -162,7 +168,7 @@ def bench_navigation(bench: Bench, label: str, reps: int, rows: list) -> None:
             target = (k + 1) % count
             times.append(bench.timed(lambda t=target, f=setter: f(t), False))
         rows.append((label, "weights", what, *_medians(times)))
-    for row in rows[-3:]:
+    for row in rows[-4:]:
         print(
             f"{row[0]:10s} {row[1]:8s} {row[2]:12s} {fmt(row[3])} ms {fmt(row[4])} ms", flush=True
         )

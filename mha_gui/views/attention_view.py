@@ -10,13 +10,14 @@ bar on the right gives the scale.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QPen, QTextDocument
-from PySide6.QtWidgets import QGraphicsRectItem, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsRectItem, QStackedLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
@@ -34,6 +35,24 @@ STAGE_KINDS = {
     "output": ("both", ("Y", "C")),
 }
 SUB = "<sub>{}</sub>"
+# The per-stage state of the view; a kept stage stashes it (see AttentionView._switch_stage).
+SCENE_STATE = (
+    "canvas",
+    "panels",
+    "titles",
+    "colorbar",
+    "extras",
+    "_band_outline",
+    "_built_stage",
+    "_grid_cols",
+    "_levels",
+    "_peaks",
+    "_titles_set",
+)
+# Keep other stages' canvases while their panels hold at most this many cells in all
+# (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
+# layer; at n=512 the two or three stages visited last.
+SCENE_CELLS = 8_000_000
 
 
 @dataclass
@@ -108,17 +127,23 @@ class AttentionView(QWidget):
         self.rebuild_count = 0
         self.update_count = 0
 
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setObjectName("attentionCanvas")
-        self.canvas.ci.setContentsMargins(6, 6, 6, 6)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.canvas)
+        # Stages already built keep their canvas (a few, see SCENE_CELLS): going back to a
+        # stage shows it again and redraws only what changed meanwhile.
+        self._stack = QStackedLayout(self)
+        self._stack.setContentsMargins(0, 0, 0, 0)
+        self._scenes: OrderedDict[int, dict] = OrderedDict()  # stage → its stashed state
+        self._pending: dict[int, tuple | None] = {}  # stage → (heads, contributions) since
+        self._relabel_pending: set[int] = set()
+        self._new_canvas()
 
         self._rebuild_timer = QTimer(self)
         self._rebuild_timer.setSingleShot(True)
         self._rebuild_timer.setInterval(0)
         self._rebuild_timer.timeout.connect(self.rebuild)
+        self._relayout_timer = QTimer(self)
+        self._relayout_timer.setSingleShot(True)
+        self._relayout_timer.setInterval(0)
+        self._relayout_timer.timeout.connect(self._relayout)
 
         document.traceChanged.connect(self._on_trace)
         document.valuesChanged.connect(self._on_values)
@@ -153,8 +178,9 @@ class AttentionView(QWidget):
 
     def set_show_values(self, show: bool) -> None:
         self._show_values = bool(show)
-        for panel in self.panels.values():
-            panel.set_show_values(self._show_values)
+        for panels in [self.panels] + [scene["panels"] for scene in self._scenes.values()]:
+            for panel in panels.values():
+                panel.set_show_values(self._show_values)
 
     @property
     def stage_name(self) -> str:
@@ -212,35 +238,122 @@ class AttentionView(QWidget):
             return [Group(i, kinds) for i in range(h)]
         return [Group(-1, (kinds[0],))] + [Group(i, (kinds[1],)) for i in range(h)]
 
-    def _grid_columns(self, groups: list[Group]) -> int:
+    def _grid_columns(self, groups: list[Group], stretch: float = 1.0) -> int:
         count = len(groups)
         parts = max(len(g.kinds) for g in groups)
         w, h = max(self.width(), 320), max(self.height(), 240)
-        cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) / parts))))
+        cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) * stretch / parts))))
         rows = math.ceil(count / cols)
         return math.ceil(count / rows)
+
+    def _grid_fits(self, groups: list[Group], cols: int) -> bool:
+        """Is a grid of `cols` columns still right for this size? Within 15 % of the
+        aspect ratio it is: the stage bar's height changes from stage to stage, and a
+        grid that flipped with it would rebuild every panel twice per stage switch."""
+        return self._grid_columns(groups, 1 / 1.15) <= cols <= self._grid_columns(groups, 1.15)
 
     def _schedule_rebuild(self) -> None:
         self._rebuild_timer.start()
 
     def rebuild(self) -> None:
-        """Create every panel for the current stage (stage, shape, config or theme changed)."""
+        """Create every panel for the current stage (shape, config, theme or zoom changed):
+        every other stage's kept canvas is dropped too."""
         self._rebuild_timer.stop()
+        self._relayout_timer.stop()
+        self._drop_scenes()
+        self.canvas.clear()
+        self._reset_scene_state()
+        self._build()
+
+    def _relayout(self) -> None:
+        """The current stage again, in a grid that fits the new size (others are kept)."""
+        if not self._grid_fits(self._groups(self.stage_name), self._grid_cols):
+            self.canvas.clear()
+            self._reset_scene_state()
+            self._build()
+
+    # ------------------------------------------------------------ kept stages ----
+    def _new_canvas(self) -> None:
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setObjectName("attentionCanvas")
+        self.canvas.ci.setContentsMargins(6, 6, 6, 6)
+        self._stack.addWidget(self.canvas)
+        self._stack.setCurrentWidget(self.canvas)
+        self._reset_scene_state()
+
+    def _reset_scene_state(self) -> None:
+        self.panels = {}
+        self.titles = {}
+        self.colorbar = None
+        self.extras = []
+        self._band_outline = {}
+        self._levels = None
+        self._peaks = {}
+        self._titles_set = {}
+
+    def _stash(self) -> dict:
+        return {key: getattr(self, key) for key in SCENE_STATE}
+
+    def _scene_cells(self, scene: dict) -> int:
+        return sum(p.rows * p.cols for p in scene["panels"].values())
+
+    def _discard(self, scene: dict) -> None:
+        canvas = scene["canvas"]
+        self._stack.removeWidget(canvas)
+        canvas.clear()
+        canvas.deleteLater()
+
+    def _drop_scenes(self) -> None:
+        while self._scenes:
+            self._discard(self._scenes.popitem()[1])
+        self._pending.clear()
+        self._relabel_pending.clear()
+
+    def _switch_stage(self) -> None:
+        """Show the current stage: its kept canvas brought up to date, or a new one."""
+        stage = self.document.view.stage
+        if self._rebuild_timer.isActive() or self._built_stage is None:
+            self.rebuild()  # the shapes or the config changed: nothing kept is valid
+            return
+        self._scenes[self._built_stage] = self._stash()
+        self._pending[self._built_stage] = None
+        scene = self._scenes.pop(stage, None)
+        pending = self._pending.pop(stage, None)
+        groups = self._groups(STAGES[stage].name)
+        if scene is not None and self._grid_fits(groups, scene["_grid_cols"]):
+            for key, value in scene.items():
+                setattr(self, key, value)
+            self._stack.setCurrentWidget(self.canvas)
+            if self.canvas.geometry() != self.rect():
+                self.canvas.setGeometry(self.rect())
+            if stage in self._relabel_pending:
+                self._relabel_pending.discard(stage)
+                self._relabel()
+            if pending is not None:
+                self._update_all(*pending)
+            self._update_highlights()
+        else:
+            if scene is not None:
+                self._discard(scene)
+            self._new_canvas()
+            self._build()
+        total = sum(self._scene_cells(s) for s in self._scenes.values())
+        while self._scenes and total > SCENE_CELLS:
+            old_stage, old = self._scenes.popitem(last=False)
+            total -= self._scene_cells(old)
+            self._pending.pop(old_stage, None)
+            self._relabel_pending.discard(old_stage)
+            self._discard(old)
+
+    def _build(self) -> None:
+        """Create every panel of the current stage in the (empty) current canvas."""
         self.rebuild_count += 1
         doc = self.document
         c = doc.config
         pal = theme.palette(self._theme)
         stage = self.stage_name
-        self.canvas.clear()
         self.canvas.setBackground(pal.background)
-        self.panels.clear()
-        self.titles.clear()
-        self.extras.clear()
-        self._band_outline.clear()
         self._built_stage = doc.view.stage
-        self._levels = None
-        self._peaks.clear()
-        self._titles_set.clear()
 
         groups = self._groups(stage)
         ncols = self._grid_columns(groups)
@@ -540,6 +653,15 @@ class AttentionView(QWidget):
 
     def _on_trace(self, heads) -> None:
         contributions = self._forget_contributions(heads)
+        for stage in self._scenes:  # kept stages catch up when shown again
+            before = self._pending.get(stage)
+            if heads is None or (before is not None and before[0] is None):
+                self._pending[stage] = (None, None)
+            elif before is None:
+                self._pending[stage] = (set(heads), set(contributions))
+            else:
+                before[0].update(heads)
+                before[1].update(contributions)
         if self._rebuild_timer.isActive():
             self.rebuild()
             return
@@ -547,10 +669,11 @@ class AttentionView(QWidget):
 
     def _on_tokens(self) -> None:
         self._relabel()
+        self._relabel_pending.update(self._scenes)
 
     def _on_view(self) -> None:
         if self.document.view.stage != self._built_stage:
-            self.rebuild()
+            self._switch_stage()
         else:
             self._update_highlights()
 
@@ -564,7 +687,7 @@ class AttentionView(QWidget):
 
     def resizeEvent(self, event):  # noqa: N802 - Qt's name
         super().resizeEvent(event)
-        if self.panels and self._grid_columns(self._groups(self.stage_name)) != self._grid_cols:
-            self._schedule_rebuild()
+        if self.panels and not self._grid_fits(self._groups(self.stage_name), self._grid_cols):
+            self._relayout_timer.start()  # this stage only: the others are checked when shown
         elif self.panels:
             self._update_highlights()  # titles go on one or two lines to fit

@@ -192,3 +192,45 @@ def test_editor_tints_match_the_colour_map_cell_by_cell(qtbot):
         for c in range(model.columnCount()):
             tint = model.index(r, c).data(Qt.ItemDataRole.BackgroundRole)
             assert (tint.red(), tint.green(), tint.blue()) == tuple(expected[r, c]), (r, c)
+
+
+def test_a_stage_shown_again_is_reused_and_brought_up_to_date(qtbot, view, monkeypatch):
+    doc = view.document
+    doc.set_stage(WEIGHTS)
+    settle(qtbot)
+    weights_canvas = view.canvas
+    doc.set_stage(OUTPUT)
+    settle(qtbot)
+    assert view.canvas is not weights_canvas
+    edit(qtbot, doc, "W_Q", (1, 0, 0), 0.5)  # while the weights are not on screen
+    builds = view.rebuild_count
+    kept = view._scenes[WEIGHTS]["panels"]
+    calls = []
+    for key, panel in kept.items():
+        original = panel.image.setImage
+        monkeypatch.setattr(
+            panel.image,
+            "setImage",
+            lambda *a, _k=key, _o=original, **k: (calls.append(_k), _o(*a, **k))[1],
+        )
+    doc.set_stage(WEIGHTS)
+    settle(qtbot)
+    assert view.canvas is weights_canvas and view.rebuild_count == builds
+    assert calls == [("A", 1)]
+    for head in range(doc.config.h):
+        np.testing.assert_array_equal(view.panels[("A", head)].matrix, doc.trace().weights[head])
+
+
+def test_kept_stages_are_dropped_when_the_config_changes(qtbot, view):
+    doc = view.document
+    for stage in (WEIGHTS, OUTPUT, 2):
+        doc.set_stage(stage)
+        settle(qtbot)
+    assert set(view._scenes) == {0, WEIGHTS, OUTPUT}
+    assert view._scenes[WEIGHTS]["panels"][("A", 0)]._blocked is None
+    doc.set_causal(True)
+    settle(qtbot)
+    assert view._scenes == {}
+    doc.set_stage(WEIGHTS)
+    settle(qtbot)
+    assert view.panels[("A", 0)]._blocked is not None  # built anew: the causal mask shows
