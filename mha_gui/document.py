@@ -274,6 +274,38 @@ class Document(QObject):
         session = Session(new, tokens, params.copy(), view, _resized_mask(self.session.mask, new.n))
         self.undo_stack.push(ReplaceSessionCommand(self, session, label))
 
+    def set_mask(self, mask: np.ndarray | None, label: str = "Edit mask") -> None:
+        """Replace the extra n×n block mask (True = blocked; None = no extra mask).
+
+        One undo step; raises ValueError (nothing changes) for a wrong shape or dtype.
+        The causal switch stays separate: a position is blocked if either blocks it.
+        """
+        n = self.config.n
+        if mask is not None:
+            mask = np.asarray(mask)
+            if mask.dtype != bool or mask.shape != (n, n):
+                raise ValueError(f"a mask must be a boolean {n}×{n} matrix")
+            if not mask.any():
+                mask = None
+        current = self.session.mask
+        if (mask is None and current is None) or (
+            mask is not None and current is not None and np.array_equal(mask, current)
+        ):
+            return
+        s = self.session
+        session = Session(s.config, list(s.tokens), s.params.copy(), s.view, mask)
+        self.undo_stack.push(ReplaceSessionCommand(self, session, label))
+
+    def toggle_blocked(self, query: int, key: int) -> None:
+        """Block or unblock one (query, key) pair of the extra mask, as one undo step."""
+        n = self.config.n
+        if not (0 <= query < n and 0 <= key < n):
+            raise ValueError(f"({query}, {key}) is outside the {n}×{n} mask")
+        mask = np.zeros((n, n), bool) if self.session.mask is None else self.session.mask.copy()
+        mask[query, key] = not mask[query, key]
+        verb = "Block" if mask[query, key] else "Unblock"
+        self.set_mask(mask, f"{verb} {self.tokens[query]} → {self.tokens[key]}")
+
     def set_causal(self, causal: bool) -> None:
         self.set_config(
             causal=bool(causal), label="Causal mask on" if causal else "Causal mask off"

@@ -172,3 +172,32 @@ def test_config_change_keeps_a_sessions_extra_mask(qapp):
     assert d.session.mask.shape == (5, 5) and d.session.mask[0, 3] and not d.session.mask[4].any()
     assert d.trace().weights[0, 0, 3] == 0
     d.deleteLater()
+
+
+def test_toggling_mask_cells_blocks_them_and_undoes(doc, qapp):
+    doc.toggle_blocked(1, 2)
+    assert doc.undo_stack.undoText() == "Block cat → sat"
+    t = doc.trace()
+    assert np.all(t.weights[:, 1, 2] == 0) and np.all(np.isneginf(t.scores[:, 1, 2]))
+    np.testing.assert_allclose(t.weights.sum(-1), 1.0)
+    doc.toggle_blocked(1, 2)  # unblocking the only blocked pair leaves no mask at all
+    assert doc.session.mask is None and doc.undo_stack.undoText() == "Unblock cat → sat"
+    doc.undo_stack.undo()
+    doc.undo_stack.undo()
+    assert doc.session.mask is None and doc.trace().weights[0, 1, 2] > 0
+    with pytest.raises(ValueError):
+        doc.toggle_blocked(4, 0)
+    with pytest.raises(ValueError):
+        doc.set_mask(np.ones((3, 3), bool))
+
+
+def test_mask_and_causal_combine_and_survive_save(doc, tmp_path):
+    doc.toggle_blocked(3, 0)
+    doc.set_causal(True)
+    w = doc.trace().weights
+    assert np.all(np.triu(w, 1) == 0) and np.all(w[:, 3, 0] == 0)
+    path = doc.save(tmp_path / "m.json")
+    other = Document(load_preset("toy"))
+    other.open_file(path)
+    assert other.session.mask[3, 0] and other.config.causal
+    other.deleteLater()
