@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QStackedLayout, QWidget
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stages import STAGES
-from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, add_plot
+from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, TitleLabel, add_plot
 
 # Which matrix kinds each stage shows, per head (None = one panel for the whole layer).
 STAGE_KINDS = {
@@ -48,6 +48,7 @@ SCENE_STATE = (
     "_levels",
     "_peaks",
     "_titles_set",
+    "_primed",
 )
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
@@ -123,6 +124,7 @@ class AttentionView(QWidget):
         self._contrib: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._w_o_edited = False
         self._titles_set: dict[int, tuple] = {}
+        self._primed: set[int] = set()  # heads whose title has room for the inspected style
         self._title_widths: dict[tuple, float] = {}
         self.rebuild_count = 0
         self.update_count = 0
@@ -290,6 +292,7 @@ class AttentionView(QWidget):
         self._levels = None
         self._peaks = {}
         self._titles_set = {}
+        self._primed = set()
 
     def _stash(self) -> dict:
         return {key: getattr(self, key) for key in SCENE_STATE}
@@ -365,7 +368,8 @@ class AttentionView(QWidget):
             cell = self.canvas.ci.addLayout(row=idx // ncols, col=idx % ncols)
             cell.setContentsMargins(2, 2, 2, 2)
             cell.setSpacing(2)
-            title = cell.addLabel("", row=0, col=0, colspan=len(group.kinds), size=self._pt(11))
+            title = TitleLabel("", size=self._pt(11))
+            cell.addItem(title, row=0, col=0, colspan=len(group.kinds))
             self.titles[group.head] = title
             for j, kind in enumerate(group.kinds):
                 head = None if group.head < 0 else group.head
@@ -603,12 +607,23 @@ class AttentionView(QWidget):
                 detail = f" · K/V group {c.kv_group(head)}"
             else:
                 detail = ""
-            mark = "▶ " if head == inspected else ""
-            size = 12 if head == inspected else 11
-            if detail:
-                text = self._fit_title(f"{mark}head {head}", detail[3:], size, True, " · ")
-            else:
-                text = f"{mark}head {head}"
+
+            def title(marked: bool, head=head, detail=detail) -> tuple[str, int]:
+                mark, size = ("▶ ", 12) if marked else ("", 11)
+                if detail:
+                    return self._fit_title(
+                        f"{mark}head {head}", detail[3:], size, True, " · "
+                    ), size
+                return f"{mark}head {head}", size
+
+            if head not in self._primed:
+                # the title's room is the inspected style's: selecting a head then
+                # never relays the grid out (TitleLabel only grows)
+                self._primed.add(head)
+                self._titles_set.pop(head, None)
+                text, size = title(True)
+                self.titles[head].setText(text, color=colour, size=self._pt(size), bold=True)
+            text, size = title(head == inspected)
             self._set_title(head, text, colour, size, head == inspected)
         for (_kind, head), panel in self.panels.items():
             on = head >= 0 and head == inspected
@@ -690,4 +705,7 @@ class AttentionView(QWidget):
         if self.panels and not self._grid_fits(self._groups(self.stage_name), self._grid_cols):
             self._relayout_timer.start()  # this stage only: the others are checked when shown
         elif self.panels:
+            for title in self.titles.values():
+                title.fit()
+            self._primed = set()
             self._update_highlights()  # titles go on one or two lines to fit

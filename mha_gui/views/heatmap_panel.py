@@ -101,6 +101,36 @@ class MatrixPlot(pg.GraphicsLayout):
         self.axes[axis].setLabel(text, **kwargs)
 
 
+class TitleLabel(pg.LabelItem):
+    """A LabelItem that asks its layout for the largest size any of its texts needed
+    since `fit()`: a head's title switching to bold and back (the inspected head) then
+    repaints that title, instead of relaying out and repainting every panel twice."""
+
+    _largest = (0.0, 0.0)
+
+    def fit(self) -> None:
+        """Forget the sizes asked for so far (the grid was resized): fit the text shown."""
+        self._largest = (0.0, 0.0)
+        self.updateMin()
+
+    def updateMin(self):  # noqa: N802 - pyqtgraph's name
+        bounds = self.itemRect()
+        w = max(self._largest[0], bounds.width())
+        h = max(self._largest[1], bounds.height())
+        if (w, h) == self._largest and getattr(self, "_sizeHint", None) is not None:
+            return
+        self._largest = (w, h)
+        self.setMinimumWidth(w)
+        self.setMinimumHeight(h)
+        self._sizeHint = {
+            Qt.SizeHint.MinimumSize: (w, h),
+            Qt.SizeHint.PreferredSize: (w, h),
+            Qt.SizeHint.MaximumSize: (-1, -1),
+            Qt.SizeHint.MinimumDescent: (0, 0),
+        }
+        self.updateGeometry()
+
+
 def add_plot(layout: pg.GraphicsLayout, row: int, col: int) -> MatrixPlot:
     plot = MatrixPlot()
     layout.addItem(plot, row=row, col=col)

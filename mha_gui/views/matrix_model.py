@@ -86,7 +86,8 @@ class MatrixModel(QAbstractTableModel):
             self.dataChanged.emit(
                 self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1)
             )
-        self.headerDataChanged.emit(Qt.Orientation.Vertical, 0, max(0, self.rowCount() - 1))
+        # no headerDataChanged: row labels do not depend on the head, and every such
+        # signal makes the header re-measure its sections (hundreds at d_model=768)
 
     def slice(self) -> np.ndarray:
         """The 2-D block on screen (read-only): one head for per-head parameters."""
@@ -298,13 +299,13 @@ class MatrixModel(QAbstractTableModel):
             return
         self._last_view_head = head
         if self.name == "W_O" and self.rowCount():
-            # only the rows of the heads that lose and gain the emphasis
+            # the rows from the head that loses the emphasis to the one that gains it,
+            # in one signal each (every headerDataChanged re-measures the header)
             d_v, last = self.document.config.d_v, self.rowCount() - 1
-            for h in (before, head):
-                first = min(h * d_v, last)
-                end = min((h + 1) * d_v - 1, last)
-                self.headerDataChanged.emit(Qt.Orientation.Vertical, first, end)
-                self.dataChanged.emit(self.index(first, 0), self.index(end, self.columnCount() - 1))
+            first = min(min(before, head) * d_v, last)
+            end = min((max(before, head) + 1) * d_v - 1, last)
+            self.headerDataChanged.emit(Qt.Orientation.Vertical, first, end)
+            self.dataChanged.emit(self.index(first, 0), self.index(end, self.columnCount() - 1))
 
 
 @lru_cache(maxsize=16)

@@ -171,14 +171,27 @@ def test_editor_repaints_only_the_edited_cell_when_the_levels_hold(qtbot):
     assert ranges == [(0, 0, model.rowCount() - 1, model.columnCount() - 1)]
 
 
-def test_w_o_rows_repainted_on_head_change_are_those_two_heads(qtbot):
-    doc = Document(random_session(seed=1, tokens=4, d_model=8, heads=4))
-    model = MatrixModel(doc, "W_O", doc)
-    rows = []
-    model.dataChanged.connect(lambda a, b, *_: rows.append((a.row(), b.row())))
-    d_v = doc.config.d_v
+def test_w_o_rows_repainted_on_head_change_span_only_those_two_heads(qtbot):
+    doc = Document(random_session(seed=1, tokens=4, d_model=16, heads=8))
     doc.set_head(2)
-    assert rows == [(0, d_v - 1), (2 * d_v, 3 * d_v - 1)]
+    model = MatrixModel(doc, "W_O", doc)
+    rows, headers = [], []
+    model.dataChanged.connect(lambda a, b, *_: rows.append((a.row(), b.row())))
+    model.headerDataChanged.connect(lambda _o, a, b: headers.append((a, b)))
+    d_v = doc.config.d_v
+    doc.set_head(3)
+    assert rows == headers == [(2 * d_v, 4 * d_v - 1)]
+
+
+def test_switching_a_weight_editor_to_another_head_keeps_its_row_headers(qtbot):
+    """The rows of W_i^Q are the same d_model features for every head: no re-measuring."""
+    doc = Document(random_session(seed=1, tokens=4, d_model=16, heads=8))
+    model = MatrixModel(doc, "W_Q", doc)
+    headers, cells = [], []
+    model.headerDataChanged.connect(lambda *a: headers.append(a))
+    model.dataChanged.connect(lambda a, b, *_: cells.append((a.row(), b.row())))
+    model.set_head(3)
+    assert headers == [] and cells == [(0, model.rowCount() - 1)]
 
 
 def test_editor_tints_match_the_colour_map_cell_by_cell(qtbot):
