@@ -247,3 +247,18 @@ def test_kept_stages_are_dropped_when_the_config_changes(qtbot, view):
     doc.set_stage(WEIGHTS)
     settle(qtbot)
     assert view.panels[("A", 0)]._blocked is not None  # built anew: the causal mask shows
+
+
+def test_a_kept_stage_shows_a_mask_edited_while_it_was_hidden(qtbot, view):
+    doc = view.document
+    doc.set_stage(WEIGHTS)
+    settle(qtbot)
+    doc.set_stage(2)
+    settle(qtbot)
+    doc.toggle_blocked(0, 3)
+    settle(qtbot)
+    assert view.panels[("S", 0)]._blocked[0, 3]
+    doc.set_stage(WEIGHTS)  # kept: brought up to date, blocked cell marked
+    settle(qtbot)
+    assert view.panels[("A", 1)]._blocked[0, 3]
+    np.testing.assert_array_equal(view.panels[("A", 1)].matrix, doc.trace().weights[1])
