@@ -1122,7 +1122,6 @@ def write_svg(
     colormap=theme.DEFAULT_COLORMAP,
 ) -> None:
     from PySide6.QtCore import QRectF, QSize
-    from PySide6.QtGui import QPainter
     from PySide6.QtSvg import QSvgGenerator
 
     lay = figure_layout(session, stage, head=head, query=query, vector=True, trace=trace)
@@ -1135,10 +1134,18 @@ def write_svg(
     gen.setResolution(96)
     gen.setTitle(f"{lay.scene.title}: {lay.scene.formula}")
     gen.setDescription(f"{lay.scene.shapes}\n{lay.scene.info}\nmha-gui")
+    _paint_on(gen, "SVG", path, lay, theme_name, colormap)
+
+
+def _paint_on(device, kind: str, path, lay, theme_name, colormap, scale: float = 1.0) -> None:
+    """Paint a laid-out figure on a vector device (SVG generator, PDF writer)."""
+    from PySide6.QtGui import QPainter
+
     painter = QPainter()
-    if not painter.begin(gen):
-        raise OSError(f"could not write SVG to {path}")
+    if not painter.begin(device):
+        raise OSError(f"could not write {kind} to {path}")
     try:
+        painter.scale(scale, scale)
         paint_scene(painter, lay, theme_name, colormap)
     finally:
         painter.end()
@@ -1174,17 +1181,8 @@ def write_pdf(
     colormap=theme.DEFAULT_COLORMAP,
 ) -> None:
     """One page exactly the figure's size (1 unit = 0.5 pt), all vector."""
-    from PySide6.QtGui import QPainter
-
     lay = figure_layout(session, stage, head=head, query=query, vector=True, trace=trace)
     wpt, hpt = lay.width * PDF_POINTS_PER_UNIT, lay.height * PDF_POINTS_PER_UNIT
     writer = pdf_writer(path, wpt, hpt, f"{lay.scene.title}: {lay.scene.formula}")
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"could not write PDF to {path}")
-    try:
-        scale = writer.resolution() / 72.0 * PDF_POINTS_PER_UNIT
-        painter.scale(scale, scale)
-        paint_scene(painter, lay, theme_name, colormap)
-    finally:
-        painter.end()
+    scale = writer.resolution() / 72.0 * PDF_POINTS_PER_UNIT
+    _paint_on(writer, "PDF", path, lay, theme_name, colormap, scale)
