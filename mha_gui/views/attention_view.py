@@ -20,7 +20,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPen, QTextDocument
 from PySide6.QtWidgets import QGraphicsRectItem, QStackedLayout, QWidget
 
 from mha_gui import theme
-from mha_gui.engine.explain import explain_cell
+from mha_gui.engine.explain import blocked_reason, explain_cell
 from mha_gui.engine.stages import STAGES
 from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, TitleLabel, add_plot
 
@@ -100,6 +100,7 @@ class AttentionView(QWidget):
     outlined in every panel. Hover a cell for where its number came from."""
 
     panelContextMenuRequested = Signal(str, int, QPoint)  # noqa: N815 - Qt naming
+    message = Signal(str)  # for the status bar (e.g. why a pair cannot be opened)
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
@@ -128,6 +129,8 @@ class AttentionView(QWidget):
         self._title_widths: dict[tuple, float] = {}
         self.rebuild_count = 0
         self.update_count = 0
+        # the (query, key) pair under the last right-click on a scores/weights panel
+        self.menu_pair: tuple[int, int] | None = None
 
         # Stages already built keep their canvas (a few, see SCENE_CELLS): going back to a
         # stage shows it again and redraws only what changed meanwhile.
@@ -191,16 +194,67 @@ class AttentionView(QWidget):
     def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
         """The hover text of a cell: kind is X Q K V S A Z H Y C, head the query head."""
         doc = self.document
-        return explain_cell(
+        trace = doc.trace()
+        text = explain_cell(
             kind,
             head,
             row,
             col,
-            trace=doc.trace(),
+            trace=trace,
             params=doc.session.params,
             config=doc.config,
             tokens=doc.tokens,
         )
+        if kind in ("S", "A") and trace.mask is not None and trace.mask[row, col]:
+            text = self._blocked_hint(text, row, col)
+        return text
+
+    def _blocked_hint(self, text: str, row: int, col: int) -> str:
+        """A blocked cell's tooltip says which mask blocks it and how to open it."""
+        doc = self.document
+        if self.causal_blocks(row, col):
+            return text + " — turn off 'causal mask' to open it"
+        tokens = doc.tokens
+        hint = (
+            f'blocked by the mask (Ctrl+click to open): key "{tokens[col]}" '
+            f'for query "{tokens[row]}"'
+        )
+        reason = "blocked: " + blocked_reason(row, col, doc.config, tokens)
+        if text.endswith(reason):
+            return text[: len(text) - len(reason)] + hint
+        return f"{text}   {hint}"  # explain's wording changed: still say how to open it
+
+    # -------------------------------------------------------------- the mask ------
+    def causal_blocks(self, query: int, key: int) -> bool:
+        return bool(self.document.config.causal and key > query)
+
+    def toggle_blocked(self, query: int, key: int) -> bool:
+        """Ctrl+click / the panel menu: block or open (query, key) in the extra mask (one
+        undo step, every head). A pair the causal mask blocks is refused with a message."""
+        doc = self.document
+        tokens = doc.tokens
+        pair = f'"{tokens[query]}" → "{tokens[key]}"'
+        if self.causal_blocks(query, key):
+            self.message.emit(
+                f"{pair} is blocked by the causal mask — turn off 'causal mask' to open it"
+            )
+            return False
+        doc.toggle_blocked(query, key)
+        mask = doc.session.mask
+        if mask is not None and mask[query, key]:
+            text = f"Blocked {pair} in every head (Ctrl+click it again or Undo to open it)"
+            if bool(doc.trace().mask[query].all()):
+                text += f' — query "{tokens[query]}" now sees no key: its weights are all 0'
+        else:
+            text = f"Opened {pair} in every head"
+        self.message.emit(text)
+        return True
+
+    def _cell_ctrl_clicked(self, kind: str, head: int | None, row: int, col: int) -> None:
+        if kind in ("S", "A"):
+            self.toggle_blocked(row, col)
+        else:
+            self._cell_clicked(head, row)
 
     def panel_matrix(self, stage_name: str, head: int, part: str | None = None):
         """(matrix, row_labels, col_labels, symbol) of the panel a context menu came from.
@@ -393,6 +447,7 @@ class AttentionView(QWidget):
                     on_tooltip=self.cell_tooltip,
                     on_click=self._cell_clicked,
                     on_menu=self._menu,
+                    on_ctrl_click=self._cell_ctrl_clicked,
                     query_rows=kind not in ("K", "V"),
                     top_margin=0.6 if kind == "H" else 0.0,
                     zoom=self._zoom,
@@ -698,6 +753,9 @@ class AttentionView(QWidget):
         self.document.set_query(row)
 
     def _menu(self, head: int | None, pos: QPoint) -> None:
+        h = -1 if head is None else head
+        panel = self.panels.get(("S", h)) or self.panels.get(("A", h))
+        self.menu_pair = None if panel is None else panel.menu_cell
         self.panelContextMenuRequested.emit(self.stage_name, -1 if head is None else head, pos)
 
     def resizeEvent(self, event):  # noqa: N802 - Qt's name

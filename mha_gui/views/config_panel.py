@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QSpinBox,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
@@ -82,6 +84,33 @@ class ConfigPanel(QWidget):
         self.causal.setObjectName("causalToggle")
         self.causal.toggled.connect(self._on_causal)
         form.addRow(self.causal)
+        # the extra mask right under the causal switch, lined up with its text
+        mask_row = QHBoxLayout()
+        mask_row.setSpacing(8)
+        style = self.style()
+        mask_row.setContentsMargins(
+            style.pixelMetric(QStyle.PixelMetric.PM_IndicatorWidth)
+            + style.pixelMetric(QStyle.PixelMetric.PM_CheckBoxLabelSpacing),
+            0,
+            0,
+            0,
+        )
+        self.mask_label = QLabel(self)
+        self.mask_label.setObjectName("maskIndicator")
+        self.mask_label.setToolTip(
+            "Pairs blocked on top of the causal mask, in every head: Ctrl+click a cell "
+            "at the scores or weights stage to block or open one"
+        )
+        mask_row.addWidget(self.mask_label)
+        self.mask_clear = QLabel("<a href='clear'>clear</a>", self)
+        self.mask_clear.setObjectName("maskClear")
+        self.mask_clear.setToolTip("Open every pair of the extra mask (one undo step)")
+        self.mask_clear.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
+        self.mask_clear.linkActivated.connect(lambda _link: self.clear_mask())
+        mask_row.addWidget(self.mask_clear)
+        mask_row.addStretch(1)
+        form.addRow(mask_row)
+        self._mask_shown: tuple | None = None
 
         self.bias = QCheckBox("biases", self)
         self.bias.setToolTip("Add b^Q, b^K, b^V and b_O (off in the textbook form)")
@@ -112,6 +141,7 @@ class ConfigPanel(QWidget):
         outer.addStretch(1)
 
         document.configChanged.connect(self.sync)
+        document.traceChanged.connect(self.sync_mask)  # a mask edit recomputes the trace
         self.sync()
 
     def _fit_scale_edit(self) -> None:
@@ -140,6 +170,24 @@ class ConfigPanel(QWidget):
         self.default_scale.blockSignals(False)
         self.scale_edit.setEnabled(c.scale is not None)
         self.scale_edit.setText(format_value(c.effective_scale, 6))
+        self.sync_mask()
+
+    def sync_mask(self, *_args) -> None:
+        """The extra mask indicator: "extra mask: k blocked pairs" and a clear link."""
+        mask = self.document.session.mask
+        if self._mask_shown is not None and self._mask_shown[0] is mask:
+            return  # a mask edit replaces the array (kept here, so never a reused id)
+        self._mask_shown = (mask,)
+        count = 0 if mask is None else int(np.count_nonzero(mask))
+        if count:
+            self.mask_label.setText(f"extra mask: {count} blocked pair{'s' * (count != 1)}")
+        else:
+            self.mask_label.setText("no extra mask")
+        self.mask_label.setEnabled(count > 0)  # muted when there is none
+        self.mask_clear.setVisible(count > 0)
+
+    def clear_mask(self) -> None:
+        self.document.set_mask(None, "Clear mask")
 
     def _refuse(self, text: str) -> None:
         self.message_label.setText(text)

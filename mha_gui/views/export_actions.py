@@ -103,6 +103,11 @@ def ask_figure_options(parent, defaults: dict, suffix: str, config, tokens) -> d
         dialog.deleteLater()
 
 
+def exec_menu(menu: QMenu, global_pos) -> None:
+    """Show a context menu and wait for the choice. (Tests replace this function.)"""
+    menu.exec(global_pos)
+
+
 class ExportActions(QObject):
     def __init__(self, window, document):
         super().__init__(window)
@@ -210,13 +215,19 @@ class ExportActions(QObject):
         if path is None:
             return None
         d = self.defaults()
-        return self._export(path, query=d["query"], theme=d["theme"])
+        return self._export(path, query=d["query"], theme=d["theme"], colormap=d["colormap"])
 
     def export_handout(self) -> Path | None:
         path = self._ask_path("Export handout", "attention-handout.pdf", "PDF handout (*.pdf)")
         if path is None:
             return None
-        return self._export(path, handout=True, query=self.document.view.query, theme="light")
+        return self._export(
+            path,
+            handout=True,
+            query=self.document.view.query,
+            theme="light",
+            colormap=self.colormap(),
+        )
 
     def export_latex(self) -> Path | None:
         path = self._ask_path("Export LaTeX", self._base_name() + ".tex", "LaTeX (*.tex)")
@@ -245,11 +256,18 @@ class ExportActions(QObject):
         QGuiApplication.clipboard().setImage(self.figure_image(head))
 
     # ------------------------------------------------------------ panel menu -------
-    def panel_menu(self, stage_name: str, head: int) -> QMenu:
-        """The right-click menu of one panel (head -1: the stage's X, H or Y panel)."""
+    def panel_menu(self, stage_name: str, head: int, pair: tuple[int, int] | None = None) -> QMenu:
+        """The right-click menu of one panel (head -1: the stage's X, H or Y panel).
+
+        `pair` (query, key): the cell right-clicked on an n×n panel (scores, weights),
+        which the menu offers to block or open."""
         one = None if head is None or head < 0 else head
         menu = QMenu(self.window)
         menu.setObjectName("menu.panel")
+        view = getattr(self.window, "attention_view", None)
+        if pair is not None and stage_name in ("scores", "weights") and view is not None:
+            self._add_block_entry(menu, view, *pair)
+            menu.addSeparator()
         label = "this panel" if one is not None else "this figure"
         menu.addAction(f"Export {label}…", lambda: self.export_figure(head=one)).setObjectName(
             "action.exportPanel"
@@ -257,7 +275,6 @@ class ExportActions(QObject):
         menu.addAction(f"Copy {label}", lambda: self.copy_figure(head=one)).setObjectName(
             "action.copyPanel"
         )
-        view = getattr(self.window, "attention_view", None)
         if view is not None and hasattr(view, "panel_matrix"):
             menu.addSeparator()
             menu.addAction(
@@ -268,10 +285,26 @@ class ExportActions(QObject):
             ).setObjectName("action.copyTsv")
         return menu
 
+    def _add_block_entry(self, menu: QMenu, view, query: int, key: int) -> None:
+        tokens = self.document.tokens
+        mask = self.document.session.mask
+        blocked = mask is not None and bool(mask[query, key])
+        pair = f"“{tokens[query]}” → “{tokens[key]}”"
+        if view.causal_blocks(query, key):
+            text = f"Unblock this key for this query ({pair}: causal mask)"
+        elif blocked:
+            text = f"Unblock this key for this query ({pair})"
+        else:
+            text = f"Block this key for this query ({pair})"
+        action = menu.addAction(text.replace("&", "&&"), lambda: view.toggle_blocked(query, key))
+        action.setObjectName("action.toggleBlocked")
+        action.setToolTip("Ctrl+click a cell does the same; every head shares the mask")
+
     def show_panel_menu(self, stage_name: str, head: int, global_pos) -> None:
-        menu = self.panel_menu(stage_name, head)
+        view = getattr(self.window, "attention_view", None)
+        menu = self.panel_menu(stage_name, head, getattr(view, "menu_pair", None))
         try:
-            menu.exec(global_pos)
+            exec_menu(menu, global_pos)
         finally:
             menu.deleteLater()
 

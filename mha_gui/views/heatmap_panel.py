@@ -2,8 +2,8 @@
 
 A `HeatmapPanel` owns a PlotItem's contents: a row-major ImageItem with explicit levels
 (never auto-levels: constant matrices and -inf break them), token tick labels, a
-grey "blocked" overlay for masked cells, an outline for the selected query row, and
-optional cell value labels. Cell labels are created once per shape and only `setText`
+grey hatched "blocked" overlay for masked cells (a × too on small matrices), an outline
+for the selected query row, and optional cell value labels. Cell labels are created once per shape and only `setText`
 afterwards (a TextItem costs ~0.4 ms to create).
 """
 
@@ -215,18 +215,22 @@ class CellImage(pg.ImageItem):
         cell = self._cell(ev.pos())
         if ev.button() == Qt.MouseButton.RightButton:
             ev.accept()
-            self.panel.context_menu(ev.screenPos().toPoint())
+            self.panel.context_menu(ev.screenPos().toPoint(), cell)
         elif ev.button() == Qt.MouseButton.LeftButton and cell is not None:
             ev.accept()
-            self.panel.clicked(*cell)
+            if ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                self.panel.ctrl_clicked(*cell)
+            else:
+                self.panel.clicked(*cell)
 
 
 class HeatmapPanel:
     """The contents of one PlotItem showing one matrix.
 
     `kind` is the explain kind (X, Q, K, V, S, A, Z, H, Y, C); `head` the query head or
-    None. `on_tooltip(kind, head, row, col)`, `on_click(head, row)` and
-    `on_menu(head, global_pos)` are called back by the image.
+    None. `on_tooltip(kind, head, row, col)`, `on_click(head, row)`,
+    `on_ctrl_click(kind, head, row, col)` and `on_menu(head, global_pos)` are called back
+    by the image; `menu_cell` is the (row, col) last right-clicked (None: off the cells).
     """
 
     def __init__(
@@ -242,6 +246,7 @@ class HeatmapPanel:
         on_tooltip: Callable | None = None,
         on_click: Callable | None = None,
         on_menu: Callable | None = None,
+        on_ctrl_click: Callable | None = None,
         query_rows: bool = True,
         top_margin: float = 0.0,
         value_limit: int = VALUE_LIMIT,
@@ -251,6 +256,8 @@ class HeatmapPanel:
         self.rows, self.cols = shape
         self.palette, self.lut = palette, lut
         self.on_tooltip, self.on_click, self.on_menu = on_tooltip, on_click, on_menu
+        self.on_ctrl_click = on_ctrl_click
+        self.menu_cell: tuple[int, int] | None = None
         self.query_rows = query_rows
         self.zoom = zoom  # projector zoom: tick labels grow with it
         self.matrix: np.ndarray | None = None
@@ -278,9 +285,14 @@ class HeatmapPanel:
         self.blocked_hatch = QGraphicsPathItem()
         pen = QPen(QColor(palette.hatch))
         pen.setCosmetic(True)
-        pen.setWidthF(1.2)
+        pen.setWidthF(1.6)
         self.blocked_hatch.setPen(pen)
         self.blocked_hatch.setZValue(1.5)
+        self.blocked_lines = QGraphicsPathItem()  # diagonal lines: readable at any size
+        self.blocked_lines.setPen(QPen(Qt.PenStyle.NoPen))
+        self.blocked_lines.setBrush(QBrush(QColor(palette.hatch), Qt.BrushStyle.BDiagPattern))
+        self.blocked_lines.setZValue(1.2)
+        plot.addItem(self.blocked_lines, ignoreBounds=True)
         plot.addItem(self.blocked_fill, ignoreBounds=True)
         plot.addItem(self.blocked_hatch, ignoreBounds=True)
 
@@ -389,6 +401,7 @@ class HeatmapPanel:
                         cross.moveTo(c + 1 - m, r + m)
                         cross.lineTo(c + m, r + 1 - m)
         self.blocked_fill.setPath(fill)
+        self.blocked_lines.setPath(fill)
         self.blocked_hatch.setPath(cross)
 
     def _update_labels(self) -> None:
@@ -468,7 +481,15 @@ class HeatmapPanel:
         if self.on_click:
             self.on_click(self.head, row)
 
-    def context_menu(self, pos: QPoint) -> None:
+    def ctrl_clicked(self, row: int, col: int) -> None:
+        """Ctrl+click: the view blocks or opens the pair (scores and weights panels)."""
+        if self.on_ctrl_click:
+            self.on_ctrl_click(self.kind, self.head, row, col)
+        else:
+            self.clicked(row, col)
+
+    def context_menu(self, pos: QPoint, cell: tuple[int, int] | None = None) -> None:
+        self.menu_cell = cell
         if self.on_menu:
             self.on_menu(self.head, pos)
 

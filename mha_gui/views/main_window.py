@@ -255,6 +255,7 @@ class MainWindow(QMainWindow):
         self.config_panel = ConfigPanel(doc)
         for editor in self.editors.values():
             editor.message.connect(self.show_message)
+        self.attention_view.message.connect(self.show_message)
         self.config_panel.message.connect(self.show_message)
 
         # One column on the left, so the attention view gets the width of a projector:
@@ -355,6 +356,15 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         self._action(edit_menu, "Randomize &weights…", self.randomize, None, "action.randomize")
         self._action(edit_menu, "Reset &example", self.reset_example, None, "action.reset")
+        self.clear_mask_action = self._action(
+            edit_menu, "Clear &mask", self.clear_mask, None, "action.clearMask"
+        )
+        self.clear_mask_action.setStatusTip(
+            "Open every pair blocked by Ctrl+click (the causal mask stays as it is)"
+        )
+        self.document.traceChanged.connect(self._update_clear_mask)
+        self.document.configChanged.connect(self._update_clear_mask)
+        self._update_clear_mask()
 
         # View
         view_menu = bar.addMenu("&View")
@@ -683,6 +693,18 @@ class MainWindow(QMainWindow):
             self.document.randomize(seed)
             self.show_message(f"Weights randomized with seed {seed} (Undo brings them back)")
 
+    def clear_mask(self) -> None:
+        """Edit ▸ Clear mask: drop the extra mask (one undo step); causal stays."""
+        mask = self.document.session.mask
+        if mask is None or not mask.any():
+            return
+        self.document.set_mask(None, "Clear mask")
+        self.show_message("Extra mask cleared (Undo brings it back)")
+
+    def _update_clear_mask(self, *_args) -> None:
+        mask = self.document.session.mask
+        self.clear_mask_action.setEnabled(mask is not None and bool(mask.any()))
+
     def reset_example(self) -> None:
         self.document.reset_to_preset()
         self.show_message("Example reset (Undo brings your numbers back)")
@@ -705,7 +727,9 @@ class MainWindow(QMainWindow):
             "Edit every number of X, W<sub>i</sub><sup>Q</sup>, W<sub>i</sub><sup>K</sup>, "
             "W<sub>i</sub><sup>V</sup> and W<sub>O</sub> and watch every stage update, "
             "head by head and query by query.<br><br>"
-            "Alt+drag or middle-drag a cell to scrub its value; Ctrl+wheel nudges it.",
+            "Alt+drag or middle-drag a cell to scrub its value; Ctrl+wheel nudges it.<br>"
+            "Ctrl+click a score or weight to block that key for that query (again to open "
+            "it); Edit ▸ Clear mask opens them all.",
         )
 
     # --------------------------------------------------------------- autosave -------
