@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QGraphicsRectItem, QStackedLayout, QWidget
 from mha_gui import theme
 from mha_gui.engine.explain import blocked_reason, explain_cell
 from mha_gui.engine.stages import STAGES
+from mha_gui.views.display_options import DisplayOptions
 from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, TitleLabel, add_plot
 
 # Which matrix kinds each stage shows, per head (None = one panel for the whole layer).
@@ -95,7 +96,7 @@ def nice_peak(peak: float) -> float:
     return float(f"{digits}e{exponent}")
 
 
-class AttentionView(QWidget):
+class AttentionView(DisplayOptions, QWidget):
     """Every head's panel for the current stage; the inspected head framed, the query row
     outlined in every panel. Hover a cell for where its number came from."""
 
@@ -159,25 +160,6 @@ class AttentionView(QWidget):
         self.rebuild()
 
     # ------------------------------------------------------------------ public ----
-    def set_theme(self, name: str) -> None:
-        theme.palette(name)  # validates
-        if name != self._theme:
-            self._theme = name
-            self.rebuild()
-
-    def set_colormap(self, name: str) -> None:
-        """View ▸ Colormap: the colour map of signed values (and of the weights)."""
-        theme.check_colormap(name)
-        if name != self._colormap:
-            self._colormap = name
-            self.rebuild()
-
-    def set_zoom(self, factor: float) -> None:
-        """Projector zoom: titles, tick labels and the colour bar grow with the fonts."""
-        if factor != self._zoom:
-            self._zoom = float(factor)
-            self.rebuild()
-
     def _pt(self, size: float) -> str:
         return f"{size * self._zoom:.3g}pt"
 

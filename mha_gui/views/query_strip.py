@@ -14,13 +14,14 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
+from mha_gui.views.display_options import DisplayOptions
 from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot
 from mha_gui.views.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
 
 
-class QueryStrip(QWidget):
+class QueryStrip(DisplayOptions, QWidget):
     def __init__(self, document, parent=None):
         super().__init__(parent)
         self.document = document
@@ -54,26 +55,6 @@ class QueryStrip(QWidget):
         return hint
 
     # ------------------------------------------------------------------ public ----
-    def set_theme(self, name: str) -> None:
-        theme.palette(name)
-        if name != self._theme:
-            self._theme = name
-            self.rebuild()
-
-    def set_colormap(self, name: str) -> None:
-        """View ▸ Colormap: the colour map of signed values (and of the weights)."""
-        theme.check_colormap(name)
-        if name != self._colormap:
-            self._colormap = name
-            self.rebuild()
-
-    def set_zoom(self, factor: float) -> None:
-        """Projector zoom: titles and tick labels grow with the fonts."""
-        if factor != self._zoom:
-            self._zoom = float(factor)
-            self.updateGeometry()
-            self.rebuild()
-
     def _pt(self, size: float) -> str:
         # the strip is secondary and five titles share one line: it grows more slowly
         return f"{size * self._zoom**0.5:.3g}pt"
