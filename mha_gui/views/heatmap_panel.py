@@ -201,6 +201,7 @@ class CellImage(pg.ImageItem):
     def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph's name
         if ev.isExit():
             self._last_cell = None
+            self.setToolTip("")
             QToolTip.hideText()
             return
         cell = self._cell(ev.pos())
@@ -208,6 +209,9 @@ class CellImage(pg.ImageItem):
             return
         self._last_cell = cell
         text = self.panel.tooltip_html(*cell)
+        # The scene answers Qt's resting-mouse ToolTip event with the item's own tooltip
+        # (an empty one would hide the text shown here after about a second).
+        self.setToolTip(text)
         if text:
             QToolTip.showText(ev.screenPos().toPoint(), text)
 
