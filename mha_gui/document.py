@@ -86,10 +86,17 @@ class ReplaceSessionCommand(QUndoCommand):
         self.new = new.copy()
 
     def redo(self) -> None:
-        self.doc._replace(self.new.copy())
+        self.doc._replace(self._keeping_view(self.new))
 
     def undo(self) -> None:
-        self.doc._replace(self.old.copy())
+        self.doc._replace(self._keeping_view(self.old))
+
+    def _keeping_view(self, session: Session) -> Session:
+        """Undo/redo change the numbers, not the stage, head or query being looked at."""
+        s = session.copy()
+        v = self.doc.view
+        s.view = ViewState(v.stage, min(v.head, s.config.h - 1), min(v.query, s.config.n - 1))
+        return s
 
 
 class SetTokensCommand(QUndoCommand):
