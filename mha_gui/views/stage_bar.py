@@ -242,7 +242,7 @@ class StageBar(QWidget):
             self.playButton.blockSignals(True)
             self.playButton.setChecked(playing)
             self.playButton.blockSignals(False)
-        self.playButton.setText("⏸ Pause" if playing else "▶ Play")
+        self.playButton.setText("❚❚ Pause" if playing else "▶ Play")
 
     @property
     def playing(self) -> bool:
