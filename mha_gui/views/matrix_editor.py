@@ -60,6 +60,14 @@ class NumberDelegate(QStyledItemDelegate):
     def createEditor(self, parent, option, index):  # noqa: N802
         editor = QLineEdit(parent)
         editor.setValidator(NumberValidator(editor))
+        table, model = self.parent(), index.model()
+        if isinstance(table, MatrixTable):
+            where = model.cell_name(index.row(), index.column())
+            editor.inputRejected.connect(
+                lambda: table.message.emit(
+                    f"{where}: only a number can be typed here (digits, '.', '-', 'e')"
+                )
+            )
         editor.setFrame(False)
         editor.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return editor
