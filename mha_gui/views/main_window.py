@@ -345,7 +345,11 @@ class MainWindow(QMainWindow):
         undo.setShortcut(QKeySequence.StandardKey.Undo)
         redo = stack.createRedoAction(self, "&Redo")
         redo.setObjectName("action.redo")
-        redo.setShortcuts(QKeySequence.keyBindings(QKeySequence.StandardKey.Redo))
+        # the platform's redo keys, plus Ctrl+Y that Windows users type everywhere
+        redo_keys = QKeySequence.keyBindings(QKeySequence.StandardKey.Redo)
+        if QKeySequence("Ctrl+Y") not in redo_keys:
+            redo_keys.append(QKeySequence("Ctrl+Y"))
+        redo.setShortcuts(redo_keys)
         edit_menu.addAction(undo)
         edit_menu.addAction(redo)
         edit_menu.addSeparator()

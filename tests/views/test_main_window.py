@@ -41,6 +41,7 @@ def test_standard_shortcuts(window):
     assert "Ctrl+Shift+S" in keys("action.saveAs")
     assert "Ctrl+Q" in keys("action.quit")
     assert "Ctrl+Z" in keys("action.undo")
+    assert "Ctrl+Shift+Z" in keys("action.redo") and "Ctrl+Y" in keys("action.redo")
     assert "Ctrl++" in keys("action.zoomIn") and "Ctrl+-" in keys("action.zoomOut")
 
 
