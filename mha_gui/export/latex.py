@@ -31,6 +31,15 @@ def _number(v: float, decimals: int) -> str:
     return text
 
 
+def _common_exponent(m: np.ndarray, decimals: int) -> int:
+    """The power of ten to pull out of `m`, or 0 when `decimals` places show it well."""
+    finite = np.abs(m[np.isfinite(m)])
+    peak = float(finite.max()) if finite.size else 0.0
+    if peak == 0.0 or peak >= 10.0 ** (1 - decimals):
+        return 0
+    return math.floor(math.log10(peak))
+
+
 def _keep(n: int, max_side: int) -> list[int | None]:
     if n <= max_side:
         return list(range(n))
@@ -48,8 +57,18 @@ def matrix_bmatrix(
     col_labels=None,
     max_side: int = MAX_SIDE,
 ) -> str:
-    """One matrix as `\\begin{bmatrix} … \\end{bmatrix}` with `decimals` places."""
+    """One matrix as `\\begin{bmatrix} … \\end{bmatrix}` with `decimals` places.
+
+    When the largest entry would keep fewer than two significant digits at `decimals`
+    places (tiny scores, a small custom scale), a common factor is pulled out —
+    `10^{-5} \\cdot \\begin{bmatrix} 4.12 …` — so no nonzero entry prints as 0.00.
+    """
     m = np.atleast_2d(np.asarray(matrix, dtype=float))
+    exponent = _common_exponent(m, decimals)
+    if exponent:
+        return rf"10^{{{exponent}}} \cdot " + matrix_bmatrix(
+            m / 10.0**exponent, decimals, row_labels, col_labels, max_side
+        )
     rows, cols = _keep(m.shape[0], max_side), _keep(m.shape[1], max_side)
     lines = [r"\begin{bmatrix}"]
     if col_labels is not None:

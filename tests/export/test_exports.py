@@ -261,3 +261,18 @@ def test_latex_accented_tokens_keep_their_letters(toy):
     text = stage_document(toy, "input")
     assert r"\texttt{naive, cafe, ?, a\_b}" in text
     assert "% naïve" in text  # comments keep the real label
+
+
+def test_latex_pulls_out_a_power_of_ten_for_tiny_matrices(tmp_path):
+    import re
+
+    from mha_gui.engine import load_preset
+
+    s = load_preset("causal-6x16")  # scores are a few hundredths
+    text = export_to(s, tmp_path / "s.tex", stage="scores", decimals=2).read_text()
+    block = text.split("S_{0} = ", 1)[1].split(r"\end{bmatrix}", 1)[0]
+    assert block.startswith(r"10^{-2} \cdot \begin{bmatrix}")
+    cells = [float(c) for c in re.findall(r"-?\d+\.\d{2}\b", block.split("bmatrix}", 1)[1])]
+    assert max(abs(c) for c in cells) >= 1.0  # two significant digits, not 0.01
+    exact = load_preset("causal-6x16").run().scores[0, 1, 1]
+    assert f"{exact * 100:.2f}" in block
