@@ -18,7 +18,12 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 from mha_gui.engine.config import Config
 from mha_gui.engine.forward import Trace
 from mha_gui.engine.incremental import IncrementalTrace
-from mha_gui.engine.parameters import Parameters, random_parameters, resize_parameters
+from mha_gui.engine.parameters import (
+    Parameters,
+    random_parameters,
+    resize_mask,
+    resize_parameters,
+)
 from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
 from mha_gui.engine.session import Session, ViewState, default_tokens, load_session, save_session
 from mha_gui.engine.stages import STAGES
@@ -32,16 +37,6 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     v = a.view()
     v.flags.writeable = False
     return v
-
-
-def _resized_mask(mask: np.ndarray | None, n: int) -> np.ndarray | None:
-    """A session's extra mask after a token count change: overlap kept, new pairs open."""
-    if mask is None or mask.shape == (n, n):
-        return None if mask is None else mask.copy()
-    out = np.zeros((n, n), dtype=bool)
-    m = min(n, mask.shape[0])
-    out[:m, :m] = mask[:m, :m]
-    return out
 
 
 class SetValuesCommand(QUndoCommand):
@@ -278,7 +273,7 @@ class Document(QObject):
         view = ViewState(
             self.view.stage, min(self.view.head, new.h - 1), min(self.view.query, new.n - 1)
         )
-        session = Session(new, tokens, params.copy(), view, _resized_mask(self.session.mask, new.n))
+        session = Session(new, tokens, params.copy(), view, resize_mask(self.session.mask, new.n))
         self.undo_stack.push(ReplaceSessionCommand(self, session, label))
 
     def set_mask(self, mask: np.ndarray | None, label: str = "Edit mask") -> None:

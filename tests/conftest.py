@@ -161,3 +161,21 @@ def window(qtbot):
     w = create_main_window("toy")
     qtbot.addWidget(w)
     return w
+
+
+@pytest.fixture
+def show_widget(qtbot):
+    """Show a view at a given size, exposed, and close it after the test."""
+    shown = []
+
+    def show(widget, width, height):
+        qtbot.addWidget(widget)
+        widget.resize(width, height)
+        widget.show()
+        qtbot.waitExposed(widget)
+        shown.append(widget)
+        return widget
+
+    yield show
+    for widget in shown:
+        widget.close()

@@ -169,6 +169,15 @@ def resize_parameters(params: Parameters, old: Config, new: Config, seed: int = 
     return Parameters(**kept)
 
 
+def resize_mask(mask: np.ndarray | None, n: int) -> np.ndarray | None:
+    """An extra block mask after a token count change: overlap kept, new pairs open."""
+    if mask is None:
+        return None
+    out = np.zeros((n, n), dtype=bool)
+    _copy_overlap(mask, out)
+    return out
+
+
 def _copy_overlap(src: np.ndarray, dst: np.ndarray) -> None:
     region = tuple(slice(0, min(a, b)) for a, b in zip(src.shape, dst.shape, strict=True))
     dst[region] = src[region]

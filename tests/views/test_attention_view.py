@@ -18,15 +18,8 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 
 
 @pytest.fixture
-def view(qtbot):
-    doc = Document()
-    w = AttentionView(doc)
-    qtbot.addWidget(w)
-    w.resize(900, 560)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
+def view(show_widget):
+    return show_widget(AttentionView(Document()), 900, 560)
 
 
 def settle(qtbot):

@@ -17,14 +17,8 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 
 
 @pytest.fixture
-def strip(qtbot):
-    w = QueryStrip(Document())
-    qtbot.addWidget(w)
-    w.resize(1200, 200)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
+def strip(show_widget):
+    return show_widget(QueryStrip(Document()), 1200, 200)
 
 
 def grab(qtbot, w):

@@ -27,15 +27,9 @@ def settle(qtbot):
 
 
 @pytest.fixture
-def view(qtbot):
+def view(show_widget):
     doc = Document(random_session(seed=3, tokens=6, d_model=8, heads=4))
-    w = AttentionView(doc)
-    qtbot.addWidget(w)
-    w.resize(900, 560)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.close()
+    return show_widget(AttentionView(doc), 900, 560)
 
 
 def spy_images(view, monkeypatch) -> list:
