@@ -8,7 +8,16 @@ validation message serves every entry point.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields, replace
+
+from mha_gui.engine.rope import (
+    DEFAULT_THETA,
+    RoPE,
+    check_head_width,
+    validate_scaling,
+    validate_theta,
+)
 
 # Guard rails for anything a user types or a file claims: large enough for real model
 # shapes (BERT-base, n=512), small enough that a typo cannot ask for terabytes.
@@ -26,6 +35,10 @@ class Config:
 
     `scale=None` means the textbook 1/sqrt(d_k); any positive number replaces it.
     `h_kv` key/value heads are shared by `h // h_kv` query heads each (GQA; 1 is MQA).
+    `rope` rotates Q and K after projection (Hugging Face's convention, base `rope_theta`,
+    optional Llama 3 `rope_scaling`; needs an even d_k). `ablate` lists query heads whose
+    Z_i is replaced by zeros (their weights are still computed); it is normalised to a
+    sorted tuple of distinct indices. The defaults reproduce the textbook layer.
     """
 
     n: int = 4
@@ -37,11 +50,26 @@ class Config:
     causal: bool = False
     bias: bool = False
     scale: float | None = None
+    rope: bool = False
+    rope_theta: float = DEFAULT_THETA
+    rope_scaling: dict | None = None
+    ablate: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         if self.h_kv is None:
             object.__setattr__(self, "h_kv", self.h)
+        # Normalised copies: a caller mutating their dict/list later cannot change us.
+        object.__setattr__(self, "rope_scaling", validate_scaling(self.rope_scaling))
+        object.__setattr__(self, "rope_theta", validate_theta(self.rope_theta))
+        object.__setattr__(self, "ablate", ablate_heads(self.ablate, None))
         self.validate()
+
+    def __hash__(self) -> int:  # rope_scaling is a dict: hash its items instead
+        scaling = None if self.rope_scaling is None else tuple(self.rope_scaling.items())
+        return hash(
+            tuple(getattr(self, f.name) for f in fields(self) if f.name != "rope_scaling")
+            + (scaling,)
+        )
 
     def validate(self) -> None:
         limits = {
@@ -63,7 +91,7 @@ class Config:
                 f"h_kv={self.h_kv} key/value heads must divide h={self.h} query heads "
                 f"(each K/V head is shared by the same number of query heads)"
             )
-        for name in ("causal", "bias"):
+        for name in ("causal", "bias", "rope"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.scale is not None:
@@ -71,6 +99,9 @@ class Config:
                 raise ValueError(f"scale must be a number or null, got {self.scale!r}")
             if not math.isfinite(self.scale) or self.scale <= 0:
                 raise ValueError(f"scale must be a positive finite number, got {self.scale}")
+        if self.rope:
+            check_head_width(self.d_k)
+        ablate_heads(self.ablate, self.h)
         need = 8 * self.values_in_memory()
         if need > MAX_MEMORY_BYTES:
             raise ValueError(
@@ -84,6 +115,8 @@ class Config:
         n, d, h, kv, dk, dv = self.n, self.d_model, self.h, self.h_kv, self.d_k, self.d_v
         weights = h * d * dk + kv * d * (dk + dv) + 2 * h * dv * d  # W_O and its copy
         intermediates = h * n * dk + kv * n * (dk + dv) + 2 * h * n * n + 2 * h * n * dv
+        if self.rope:  # the rotated Q and K are kept beside the projections
+            intermediates += (h + kv) * n * dk
         return n * d + weights + intermediates + n * d + h * n * d  # X, Y, contributions
 
     # ---- derived quantities -------------------------------------------------------
@@ -103,6 +136,11 @@ class Config:
         if self.h_kv == 1:
             return "MQA"
         return "GQA"
+
+    @property
+    def rope_spec(self) -> RoPE | None:
+        """What forward(rope=...) takes for this config: None when RoPE is off."""
+        return RoPE.make(self.rope_theta, self.rope_scaling) if self.rope else None
 
     def kv_group(self, head: int) -> int:
         """The key/value head that query head `head` reads from."""
@@ -127,7 +165,14 @@ class Config:
         return shapes
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Plain JSON-ready values. The RoPE and ablation keys appear only when they differ
+        from their defaults, so files of sessions that use neither stay as they were."""
+        data = asdict(self)
+        data["ablate"] = list(self.ablate)
+        for name in OPTIONAL_KEYS:
+            if data[name] == DEFAULTS[name]:
+                del data[name]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> Config:
@@ -144,5 +189,39 @@ class Config:
         return cls(**data)
 
     def with_changes(self, **changes) -> Config:
-        """A validated copy; dimension names follow the dataclass fields."""
+        """A validated copy; dimension names follow the dataclass fields.
+
+        Fewer heads drop the ablated heads that no longer exist (unless `ablate` is given).
+        """
+        if "h" in changes and "ablate" not in changes:
+            h = changes["h"]
+            if isinstance(h, int) and not isinstance(h, bool):
+                changes["ablate"] = tuple(i for i in self.ablate if i < h)
         return replace(self, **changes)
+
+
+# Keys added after the first file format: written only when not at their default.
+OPTIONAL_KEYS = ("rope", "rope_theta", "rope_scaling", "ablate")
+DEFAULTS = {"rope": False, "rope_theta": DEFAULT_THETA, "rope_scaling": None, "ablate": []}
+
+
+def ablate_heads(heads, h: int | None) -> tuple[int, ...]:
+    """Query-head indices to switch off, as a sorted tuple of distinct ints in 0..h-1.
+
+    `h=None` checks only that they are whole numbers ≥ 0 (the range is checked once h is
+    known). Any iterable of ints is accepted (a JSON list, a set, a tuple).
+    """
+    if heads is None:
+        return ()
+    if isinstance(heads, (str, bytes, dict)) or not hasattr(heads, "__iter__"):
+        raise ValueError(f"ablate must be a list of query-head indices, got {heads!r}")
+    out = set()
+    for i in heads:
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+            raise ValueError(f"ablate must hold whole-number head indices, got {i!r}")
+        i = int(i)
+        if i < 0 or (h is not None and i >= h):
+            top = "0 or more" if h is None else f"0..{h - 1}"
+            raise ValueError(f"ablate head {i} is out of range: query heads are {top}")
+        out.add(i)
+    return tuple(sorted(out))

@@ -15,6 +15,10 @@ from functools import cached_property
 
 import numpy as np
 
+from mha_gui.engine import rope as rope_mod
+from mha_gui.engine.config import ablate_heads
+from mha_gui.engine.rope import RoPE, as_rope
+
 
 @dataclass
 class Trace:
@@ -24,6 +28,11 @@ class Trace:
     of the score product, never into the h×n×n scores. `contributions` is computed on
     first access: it costs as much as the output projection and most callers never
     read it.
+
+    With RoPE, `q` and `k` stay the projections X W + b and `q_rot`, `k_rot` hold them
+    rotated to their positions; the scores use the rotated ones. Without it both are
+    None. Query heads listed in `ablate` keep their scores and weights but their Z_i
+    (`heads[i]`) is zero, so H, Y and the contributions show what the others give.
     """
 
     q: np.ndarray  # (h, n, d_k)
@@ -37,6 +46,21 @@ class Trace:
     mask: np.ndarray  # (n, n) bool, True = blocked (explicit mask OR causal)
     scale: float
     w_o: np.ndarray = field(repr=False)
+    q_rot: np.ndarray | None = None  # (h, n, d_k) with RoPE
+    k_rot: np.ndarray | None = None  # (h_kv, n, d_k) with RoPE
+    rope: RoPE | None = None
+    ablate: tuple[int, ...] = ()
+    # cos/sin tables (n, d_k) of `rope`, kept for one-head updates and buffer reuse
+    rope_tables: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def q_scores(self) -> np.ndarray:
+        """The queries the scores are made of: rotated with RoPE, else the projections."""
+        return self.q if self.q_rot is None else self.q_rot
+
+    @property
+    def k_scores(self) -> np.ndarray:
+        return self.k if self.k_rot is None else self.k_rot
 
     @cached_property
     def contributions(self) -> np.ndarray:
@@ -48,9 +72,12 @@ class Trace:
         self.__dict__.pop("contributions", None)
 
     def as_dict(self) -> dict[str, np.ndarray]:
+        """The npz/notebook view: DESIGN.md's keys, plus Q_rot and K_rot with RoPE."""
+        rotated = {} if self.q_rot is None else {"Q_rot": self.q_rot, "K_rot": self.k_rot}
         return {
             "Q": self.q,
             "K": self.k,
+            **rotated,
             "V": self.v,
             "scores": self.scores,
             "weights": self.weights,
@@ -179,6 +206,25 @@ def project(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, out: np.ndarray)
         out += b[:, None, :]
 
 
+def rope_step(x: np.ndarray, tables, out: np.ndarray, heads=None) -> None:
+    """out[i] = x[i] rotated to each token's position (Hugging Face's rotate_half form).
+
+    Rotating after the bias is what Hugging Face does (the bias is part of q_proj).
+    """
+    cos, sin = tables
+    if heads is None:
+        rope_mod.apply(x, cos, sin, out=out)
+        return
+    for i in heads:
+        rope_mod.apply(x[i], cos, sin, out=out[i])
+
+
+def ablate_step(heads: np.ndarray, ablate) -> None:
+    """Z_i = 0 for every switched-off query head (its weights are left as computed)."""
+    if ablate:
+        heads[list(ablate)] = 0.0
+
+
 def project_head(x, w, b, out, i: int) -> None:
     """Recompute one head's projection after an edit that touched only that head."""
     np.matmul(x, w[i], out=out[i])
@@ -254,7 +300,11 @@ def output_step(concat, w_o, b_o, out) -> None:
 
 
 # --------------------------------------------------------------- front door -------
-def allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, scale, blocked) -> Trace:
+def allocate_trace(
+    n, d_model, h, h_kv, d_k, d_v, dtype, w_o, scale, blocked, rope=None, ablate=()
+) -> Trace:
+    """Empty buffers for every intermediate (and the rotated Q/K when `rope` is a RoPE)."""
+    rotated = rope is not None
     return Trace(
         q=np.empty((h, n, d_k), dtype),
         k=np.empty((h_kv, n, d_k), dtype),
@@ -267,7 +317,30 @@ def allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, scale, blocked) ->
         mask=blocked,
         scale=scale,
         w_o=w_o,
+        q_rot=np.empty((h, n, d_k), dtype) if rotated else None,
+        k_rot=np.empty((h_kv, n, d_k), dtype) if rotated else None,
+        rope=rope,
+        ablate=tuple(ablate),
+        rope_tables=rope.tables(n, d_k, dtype) if rotated else None,
     )
+
+
+def set_switches(t: Trace, rope: RoPE | None, ablate) -> None:
+    """Point a trace whose buffers fit at a (possibly different) RoPE and ablation.
+
+    The cos/sin tables are recomputed only when θ, the scaling or the shape changed.
+    """
+    if rope is not None:
+        h, n, d_k = t.q.shape
+        if t.q_rot is None:
+            t.q_rot = np.empty_like(t.q)
+            t.k_rot = np.empty_like(t.k)
+        if t.rope != rope or t.rope_tables is None or t.rope_tables[0].shape != (n, d_k):
+            t.rope_tables = rope.tables(n, d_k, t.q.dtype)
+    else:
+        t.q_rot = t.k_rot = t.rope_tables = None
+    t.rope = rope
+    t.ablate = tuple(ablate)
 
 
 def _fits(t: Trace, n, d_model, h, h_kv, d_k, d_v, dtype) -> bool:
@@ -285,9 +358,13 @@ def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> Trace:
     project(x, w_q, b_q, t.q)
     project(x, w_k, b_k, t.k)
     project(x, w_v, b_v, t.v)
-    scores_step(t.q, t.k, t.scale, t.mask, t.scores)
+    if t.rope is not None:
+        rope_step(t.q, t.rope_tables, t.q_rot)
+        rope_step(t.k, t.rope_tables, t.k_rot)
+    scores_step(t.q_scores, t.k_scores, t.scale, t.mask, t.scores)
     softmax_step(t.scores, t.weights)
     mix_step(t.weights, t.v, t.heads)
+    ablate_step(t.heads, t.ablate)
     concat_step(t.heads, t.concat)
     output_step(t.concat, w_o, b_o, t.output)
     t.w_o = w_o
@@ -309,6 +386,8 @@ def forward(
     mask=None,
     causal: bool = False,
     scale: float | None = None,
+    rope=None,
+    ablate=None,
     out: Trace | None = None,
 ) -> Trace:
     """Multi-head attention with every intermediate (see DESIGN.md for the equations).
@@ -322,6 +401,12 @@ def forward(
     `out=previous_trace` overwrites that trace's arrays instead of allocating new ones
     when shapes and dtype match (a loop over many inputs then avoids page-fault costs);
     the returned trace is then `out` itself, so keep copies of anything you need.
+
+    `rope` rotates Q and K after projection (see `mha_gui.engine.rope`): None/False is
+    off, True is θ = 10000, a number is θ, a (θ, scaling) pair adds Llama 3 frequency
+    scaling, or pass a `RoPE`. d_k must then be even. `ablate` is an iterable of query
+    heads whose Z_i is set to 0 (weights still computed): Y = Σ of the other heads'
+    contributions + b_O.
     """
     x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask = validate_inputs(
         x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask
@@ -351,12 +436,19 @@ def forward(
     n, d_model = x.shape
     h, _, d_k = w_q.shape
     h_kv, _, d_v = w_v.shape
+    rope = as_rope(rope)
+    if rope is not None:
+        rope_mod.check_head_width(d_k)
+    ablate = ablate_heads(ablate, h)
     blocked = blocked_positions(n, mask, causal)
     if out is not None and _fits(out, n, d_model, h, h_kv, d_k, d_v, dtype):
         t = out
         t.mask, t.scale = blocked, float(scale)
+        set_switches(t, rope, ablate)
     else:
-        t = allocate_trace(n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked)
+        t = allocate_trace(
+            n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked, rope, ablate
+        )
     with np.errstate(over="ignore", invalid="ignore"):
         run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)
     _check_no_overflow(t, (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o))

@@ -4,22 +4,33 @@ The GUI edits one cell at a time, often dozens per second while scrubbing. An ed
 head i's W^Q changes only Q_i, S_i, A_i, Z_i and H's column block i, and then Y by a
 rank-d_v correction; an edit of W_O changes only Y. Recomputing the whole layer for each
 would waste most of the work at real sizes (n=512: ~46 ms full vs a few ms per head).
+
+With RoPE a one-head edit rotates only that head's Q (or its K/V group's K) again; an
+ablated head's Z stays zero whatever is edited. Switching a head's ablation on or off
+with the numbers unchanged (`reset(session, same_numbers=True)`) recomputes only that
+head's Z and a rank-d_v update of Y.
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
+from mha_gui.engine.config import Config
 from mha_gui.engine.forward import (
     Trace,
+    ablate_step,
     allocate_trace,
     blocked_positions,
     concat_step,
     mix_step,
     output_step,
     project_head,
+    rope_step,
     run_all,
     scores_step,
+    set_switches,
     softmax_step,
 )
 from mha_gui.engine.session import Session
@@ -45,12 +56,24 @@ class IncrementalTrace:
         self._dirty: dict[str, set | None] = {}
         self._full = True
         self._rank_updates = 0  # rank updates of Y since it was last computed exactly
+        self._toggled: set[int] = set()  # query heads whose ablation switched
 
-    def reset(self, session: Session) -> None:
-        """A new session or a new config: the next refresh starts from scratch."""
+    def reset(self, session: Session, *, same_numbers: bool = False) -> None:
+        """A new session or a new config: the next refresh starts from scratch.
+
+        `same_numbers=True` promises that X and every parameter equal the previous
+        session's; then a config that differs only in `ablate` costs just the switched
+        heads (anything else still recomputes everything).
+        """
+        old = self.session.config
         self.session = session
+        new = session.config
+        if same_numbers and not self._full and _same_but_ablate(old, new):
+            self._toggled ^= set(old.ablate) ^ set(new.ablate)
+            return
         self._full = True
         self._dirty.clear()
+        self._toggled.clear()
 
     def mark(self, name: str, head: int | None = EVERYTHING) -> None:
         """Record that `name` changed (for one head/group, or all of it)."""
@@ -66,7 +89,7 @@ class IncrementalTrace:
 
     @property
     def is_dirty(self) -> bool:
-        return self._full or bool(self._dirty)
+        return self._full or bool(self._dirty) or bool(self._toggled)
 
     def refresh(self) -> tuple[Trace, set[int] | None]:
         """Bring the trace up to date; return it and the query heads whose Z changed.
@@ -91,17 +114,22 @@ class IncrementalTrace:
                     p.W_O,
                     c.effective_scale,
                     blocked,
+                    c.rope_spec,
+                    c.ablate,
                 )
             else:
                 self.trace.mask = blocked
                 self.trace.scale = c.effective_scale
+                set_switches(self.trace, c.rope_spec, c.ablate)
             run_all(p.X, p.W_Q, p.W_K, p.W_V, p.W_O, p.b_Q, p.b_K, p.b_V, p.b_O, self.trace)
             self._rank_updates = 0
             self._full = False
             self._dirty.clear()
+            self._toggled.clear()
             return self.trace, None
         t = self.trace
-        heads: set[int] = set()
+        t.ablate = c.ablate
+        heads: set[int] = set(self._toggled)
         group = c.group_size
         for name, which in self._dirty.items():
             if name in ("W_O", "b_O"):
@@ -113,8 +141,11 @@ class IncrementalTrace:
                 "k": (p.W_K, p.b_K),
                 "v": (p.W_V, p.b_V),
             }[name[-1].lower()]
+            rotated = {"W_Q": t.q_rot, "b_Q": t.q_rot, "W_K": t.k_rot, "b_K": t.k_rot}.get(name)
             for g in per_head:
                 project_head(p.X, w, b, target, g)
+                if rotated is not None:
+                    rope_step(target, t.rope_tables, rotated, heads=(g,))
                 if name in ("W_Q", "b_Q"):
                     heads.add(g)
                 else:
@@ -128,9 +159,10 @@ class IncrementalTrace:
         if heads:
             order = sorted(heads)
             old_z = None if exact_output else t.heads[order].copy()
-            scores_step(t.q, t.k, t.scale, t.mask, t.scores, heads=order)
+            scores_step(t.q_scores, t.k_scores, t.scale, t.mask, t.scores, heads=order)
             softmax_step(t.scores, t.weights, heads=order)
             mix_step(t.weights, t.v, t.heads, heads=order)
+            ablate_step(t.heads, [i for i in order if i in c.ablate])
             concat_step(t.heads, t.concat)
             if old_z is not None:
                 # Y = Σ_i Z_i W_O[i]: only the changed heads' terms move, so add their
@@ -145,6 +177,7 @@ class IncrementalTrace:
         t.w_o = p.W_O
         t.invalidate_contributions()
         self._dirty.clear()
+        self._toggled.clear()
         return t, heads
 
     def _fits(self) -> bool:
@@ -155,3 +188,7 @@ class IncrementalTrace:
             and t.v.shape == (c.h_kv, c.n, c.d_v)
             and t.output.shape == (c.n, c.d_model)
         )
+
+
+def _same_but_ablate(a: Config, b: Config) -> bool:
+    return all(getattr(a, f.name) == getattr(b, f.name) for f in fields(a) if f.name != "ablate")

@@ -25,7 +25,8 @@ from mha_gui.engine.stages import STAGES, stage_by_name
 FORMAT = "mha-gui-session"
 VERSION = 1
 MAX_TOKEN_LENGTH = 40
-TOP_LEVEL_KEYS = ("format", "version", "config", "tokens", "matrices", "view", "mask")
+TOP_LEVEL_KEYS = ("format", "version", "config", "tokens", "matrices", "view", "mask", "source")
+MAX_SOURCE_LENGTH = 200
 # A session file larger than this is refused before parsing: BERT-base at n=512 is ~60 MB.
 MAX_SESSION_BYTES = 256 * 1024 * 1024
 
@@ -58,8 +59,10 @@ class Session:
     params: Parameters
     view: ViewState = field(default_factory=ViewState)
     mask: np.ndarray | None = None  # optional extra n×n block mask (True = blocked)
+    source: str = ""  # where the numbers came from, e.g. "gpt2 · layer 5 of 12"
 
     def __post_init__(self) -> None:
+        self.source = validate_source(self.source)
         self.tokens = validate_tokens(self.tokens, self.config.n)
         self.params = self.params.validated(self.config)
         self.view = self.view.validated(self.config)
@@ -75,6 +78,8 @@ class Session:
             mask=self.mask,
             causal=self.config.causal,
             scale=self.config.scale,
+            rope=self.config.rope_spec,
+            ablate=self.config.ablate,
         )
 
     def copy(self) -> Session:
@@ -84,7 +89,21 @@ class Session:
             self.params.copy(),
             ViewState(self.view.stage, self.view.head, self.view.query),
             None if self.mask is None else self.mask.copy(),
+            self.source,
         )
+
+
+def validate_source(source) -> str:
+    """A session's provenance line: one line of at most MAX_SOURCE_LENGTH characters."""
+    if not isinstance(source, str):
+        raise ValueError(f"source must be a string, got {type(source).__name__}")
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in source):
+        raise ValueError("source must be one line of text (no newline, tab or control character)")
+    if len(source) > MAX_SOURCE_LENGTH:
+        raise ValueError(
+            f"source is {len(source)} characters long; at most {MAX_SOURCE_LENGTH} are allowed"
+        )
+    return source
 
 
 def validate_tokens(tokens, n: int) -> list[str]:
@@ -162,6 +181,8 @@ def session_to_dict(session: Session) -> dict:
     }
     if session.mask is not None:  # an extra block mask set from Python (True = blocked)
         data["mask"] = session.mask.tolist()
+    if session.source:
+        data["source"] = session.source
     return data
 
 
@@ -227,7 +248,8 @@ def session_from_dict(data) -> Session:
     if isinstance(stage, str):
         stage = stage_by_name(stage).index
     view = ViewState(stage, view_data.get("head", 0), view_data.get("query", 0))
-    return Session(config, tokens, Parameters(**arrays), view.validated(config), mask)
+    source = validate_source(data.get("source", ""))
+    return Session(config, tokens, Parameters(**arrays), view.validated(config), mask, source)
 
 
 def _is_nested_bools(value) -> bool:
@@ -290,6 +312,24 @@ def arrays_for_npz(session: Session, trace: Trace | None = None) -> dict[str, np
     out = dict(session.params.as_dict())
     out.update(t.as_dict())
     out["tokens"] = np.array(session.tokens, dtype=str)
+    out.update(switch_arrays(session.config))
+    return out
+
+
+def switch_arrays(config: Config) -> dict[str, np.ndarray]:
+    """RoPE and ablation settings as plain npz arrays (no pickle), only when in use.
+
+    With RoPE: `rope_theta` (float scalar) and, with Llama 3 scaling, one scalar
+    `rope_scaling_<key>` per value (`rope_scaling_rope_type` is the string "llama3").
+    With ablation: `ablate`, the int64 indices of the switched-off query heads.
+    """
+    out: dict[str, np.ndarray] = {}
+    if config.rope:
+        out["rope_theta"] = np.array(config.rope_theta)
+        for key, value in (config.rope_scaling or {}).items():
+            out[f"rope_scaling_{key}"] = np.array(value)
+    if config.ablate:
+        out["ablate"] = np.array(config.ablate, dtype=np.int64)
     return out
 
 

@@ -12,12 +12,13 @@ FIELDS = ("q", "k", "v", "scores", "weights", "heads", "concat", "output", "cont
 
 
 @st.composite
-def layers(draw):
+def layers(draw, even_d_k=False):
+    """Random operands and options; `even_d_k` for layers that RoPE must be able to rotate."""
     n = draw(st.integers(1, 7))
     d_model = draw(st.integers(1, 6))
     h_kv = draw(st.integers(1, 3))
     h = h_kv * draw(st.integers(1, 3))
-    d_k = draw(st.integers(1, 4))
+    d_k = 2 * draw(st.integers(1, 3)) if even_d_k else draw(st.integers(1, 4))
     d_v = draw(st.integers(1, 4))
     seed = draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)

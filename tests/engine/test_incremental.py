@@ -12,17 +12,27 @@ NAMES = ["X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"]
 
 
 @st.composite
-def scenarios(draw):
+def scenarios(draw, switches=False):
+    """A config, a seed and a list of edits; `switches` adds RoPE and ablated heads."""
     h_kv = draw(st.integers(1, 3))
+    h = h_kv * draw(st.integers(1, 3))
+    extra = {}
+    if switches:
+        extra = dict(
+            rope=True,
+            rope_theta=draw(st.sampled_from([10000.0, 10.0])),
+            ablate=draw(st.lists(st.integers(0, h - 1), max_size=h)),
+        )
     cfg = Config(
         n=draw(st.integers(1, 6)),
         d_model=draw(st.integers(1, 5)),
-        h=h_kv * draw(st.integers(1, 3)),
+        h=h,
         h_kv=h_kv,
-        d_k=draw(st.integers(1, 3)),
+        d_k=draw(st.sampled_from([2, 4]) if switches else st.integers(1, 3)),
         d_v=draw(st.integers(1, 3)),
         causal=draw(st.booleans()),
         bias=draw(st.booleans()),
+        **extra,
     )
     edits = draw(
         st.lists(
@@ -38,6 +48,17 @@ def scenarios(draw):
 @settings(max_examples=150, deadline=None)
 @given(scenarios())
 def test_incremental_equals_fresh_forward(scenario):
+    _check_edit_sequence(scenario)
+
+
+@settings(max_examples=150, deadline=None)
+@given(scenarios(switches=True))
+def test_incremental_with_rope_and_ablation_equals_fresh_forward(scenario):
+    t = _check_edit_sequence(scenario)
+    assert t.q_rot is not None and not t.heads[list(scenario[0].ablate)].any()
+
+
+def _check_edit_sequence(scenario):
     cfg, seed, edits = scenario
     s = Session(cfg, default_tokens(cfg.n), random_parameters(cfg, seed=seed))
     inc = IncrementalTrace(s)
@@ -57,7 +78,13 @@ def test_incremental_equals_fresh_forward(scenario):
     ref = s.run()
     for field in ("q", "k", "v", "weights", "heads", "concat", "output", "contributions"):
         np.testing.assert_allclose(getattr(t, field), getattr(ref, field), rtol=1e-12, atol=1e-12)
+    for field in ("q_rot", "k_rot"):
+        if getattr(ref, field) is None:
+            assert getattr(t, field) is None
+        else:
+            np.testing.assert_allclose(getattr(t, field), getattr(ref, field), atol=1e-12)
     assert np.array_equal(np.isneginf(t.scores), np.isneginf(ref.scores))
+    return t
 
 
 def test_reports_which_heads_changed():
