@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -63,6 +64,34 @@ def _add_source(p: argparse.ArgumentParser) -> None:
     r.add_argument("--d-model", type=_positive_int, help="model width (default 8)")
     r.add_argument("--heads", type=_positive_int, help="number of heads h (default 2)")
     p.add_argument("--causal", action="store_true", help="apply a causal mask")
+    p.add_argument("--rope", action="store_true", help="rotate Q and K by position (RoPE, θ=10000)")
+    p.add_argument(
+        "--rope-theta", type=_rope_theta, metavar="T", help="RoPE's base θ (implies --rope)"
+    )
+
+
+def _rope_theta(text: str) -> float:
+    """An argparse type: RoPE's base, a finite number greater than 1."""
+    from mha_gui.engine.rope import validate_theta
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    try:
+        return validate_theta(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def _head_list(text: str) -> tuple[int, ...]:
+    """An argparse type: comma-separated query-head indices, e.g. `1,3`."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of head numbers (e.g. 1,3)"
+        )
+    return tuple(int(p) for p in parts)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--head", type=_non_negative_int, help="draw only this head (default: all, head 0 marked)"
     )
     exp.add_argument("--query", type=_non_negative_int, help="highlight this query token (row)")
+    exp.add_argument(
+        "--ablate",
+        type=_head_list,
+        metavar="I,J",
+        help="switch these query heads off (Z_i = 0) before exporting, e.g. 1,3",
+    )
     exp.add_argument(
         "--width",
         type=_positive_int,
@@ -136,6 +171,11 @@ def _session_from(args) -> Session:
             session.params,
             session.view,
             session.mask,
+        )
+    if args.rope or args.rope_theta is not None:
+        theta = session.config.rope_theta if args.rope_theta is None else args.rope_theta
+        session = dataclasses.replace(
+            session, config=session.config.with_changes(rope=True, rope_theta=theta)
         )
     return session
 
@@ -222,6 +262,11 @@ def cmd_export(args) -> int:
         raise CliError(f"--head {args.head} is out of range: this layer has heads 0..{c.h - 1}")
     if args.query is not None and args.query >= c.n:
         raise CliError(f"--query {args.query} is out of range: this layer has tokens 0..{c.n - 1}")
+    if args.ablate is not None:
+        bad = [i for i in args.ablate if i >= c.h]
+        if bad:
+            raise CliError(f"--ablate {bad[0]} is out of range: this layer has heads 0..{c.h - 1}")
+        session = dataclasses.replace(session, config=c.with_changes(ablate=args.ablate))
     if args.handout and suffix != ".pdf":
         raise CliError("--handout writes a PDF: use --out FILE.pdf")
     if suffix == ".json":  # a session remembers what was on screen
