@@ -218,7 +218,7 @@ def info_text(session: Session) -> str:
         f"{c.variant}: n={c.n} tokens, d_model={c.d_model}, h={c.h} query heads, "
         f"h_kv={c.h_kv} K/V heads, d_k={c.d_k}, d_v={c.d_v}",
         f"scale={scale} ({c.effective_scale:.4g}), causal={'yes' if c.causal else 'no'}, "
-        f"biases={'yes' if c.bias else 'no'}",
+        f"biases={'yes' if c.bias else 'no'}{_switches_text(c)}",
         f"tokens: {' '.join(session.tokens[:16])}{' …' if c.n > 16 else ''}",
         "",
         "shapes:",
@@ -241,6 +241,18 @@ def info_text(session: Session) -> str:
         f"K/V cache per token: h_kv·(d_k+d_v) = {st.kv_cache_per_token:,} numbers",
     ]
     return "\n".join(out)
+
+
+def _switches_text(c) -> str:
+    """`, RoPE θ=10000 (llama3 ×8), heads 1,3 off` — only the switches that are on."""
+    text = ""
+    if c.rope:
+        scaling = c.rope_scaling
+        extra = "" if scaling is None else f" (llama3 ×{scaling['factor']:g})"
+        text += f", RoPE θ={c.rope_theta:g}{extra}"
+    if c.ablate:
+        text += f", heads {','.join(map(str, c.ablate))} off"
+    return text
 
 
 def cmd_info(args) -> int:

@@ -73,7 +73,14 @@ def test_rope_flags_on_presets_and_sessions(capsys, tmp_path):
     assert run(capsys, *argv)[0] == 0
     assert load_session(again).config.rope_theta == 50.0
     code, out, _ = run(capsys, "info", "--preset", "toy", "--rope-theta", "100")
-    assert code == 0
+    assert code == 0 and "RoPE θ=100" in out.splitlines()[1]
+
+
+def test_info_names_ablated_heads(capsys, tmp_path):
+    path = tmp_path / "a.json"
+    assert run(capsys, "export", "--preset", "gqa", "--ablate", "1,3", "--out", str(path))[0] == 0
+    code, out, _ = run(capsys, "info", "--session", str(path))
+    assert code == 0 and "heads 1,3 off" in out.splitlines()[1]
 
 
 @pytest.mark.parametrize("suffix", EXPORT_SUFFIXES)
