@@ -108,13 +108,33 @@ class SetTokensCommand(QUndoCommand):
         self.doc._set_tokens(self.old)
 
 
+class TraceChange(frozenset):
+    """What a recompute changed: the query heads whose Z_i changed (the set itself) and
+    `contributions`, the heads whose share Z_i W_O[i] of Y changed (an edit of W_O's
+    row block i changes C_i but not Z_i). Y changes with every recompute."""
+
+    contributions: frozenset
+
+    def __new__(cls, heads, contributions=()):
+        change = super().__new__(cls, heads)
+        change.contributions = frozenset(contributions) | change
+        return change
+
+
 class Document(QObject):
+    """The session being edited, read through a read-only surface (config, tokens, view,
+    mask, `matrix()`, `parameters`, `trace()`, `contribution()`), written through methods
+    that push undo commands, and observed through one signal per kind of change."""
+
     valuesChanged = Signal(str)  # a matrix's numbers changed (its name)
     shapeChanged = Signal()  # some array changed shape: views rebuild their models
     configChanged = Signal()  # any config field changed (causal, scale, bias, dims…)
     tokensChanged = Signal()
+    maskChanged = Signal()  # the extra block mask changed (the causal switch is config)
     viewChanged = Signal()  # stage, inspected head or query token
-    traceChanged = Signal(object)  # recomputed: set of query heads that changed, None = all
+    # recomputed: a TraceChange (the query heads whose Z changed, with .contributions),
+    # or None when everything changed
+    traceChanged = Signal(object)
     fileStateChanged = Signal()  # path or modified flag
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None):
@@ -126,6 +146,8 @@ class Document(QObject):
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
         self._engine = IncrementalTrace(self.session)
         self._changed_heads: set[int] | None = set()
+        self._changed_contributions: set[int] = set()
+        self._contributions: dict[int, np.ndarray] = {}  # head → Z_i W_O[i], until stale
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -149,6 +171,32 @@ class Document(QObject):
     def matrix(self, name: str) -> np.ndarray:
         """A read-only view of a parameter (X, W_Q, …); write through the set_* methods."""
         return _readonly(self.session.params.as_dict()[name])
+
+    @property
+    def parameters(self) -> Parameters:
+        """Every parameter as read-only views (for explanations that read several)."""
+        return Parameters(**{k: _readonly(v) for k, v in self.session.params.as_dict().items()})
+
+    @property
+    def mask(self) -> np.ndarray | None:
+        """The extra n×n block mask (True = blocked), read-only; None when there is none."""
+        return None if self.session.mask is None else _readonly(self.session.mask)
+
+    def snapshot(self) -> Session:
+        """A copy of the whole session, to save or export without holding the live one."""
+        return self.session.copy()
+
+    def contribution(self, head: int) -> np.ndarray:
+        """C_i = Z_i W_O[i·d_v:(i+1)·d_v, :], head i's share of Y (read-only), computed
+        once per change of Z_i or of that block of W_O: a one-head edit at the output
+        stage recomputes one contribution, not h."""
+        trace = self.trace()
+        cached = self._contributions.get(head)
+        if cached is None:
+            d_v = self.config.d_v
+            cached = _readonly(trace.heads[head] @ trace.w_o[head * d_v : (head + 1) * d_v])
+            self._contributions[head] = cached
+        return cached
 
     def trace(self) -> Trace:
         """The up-to-date trace; refreshes now if edits are pending (the signal still comes)."""
@@ -384,8 +432,20 @@ class Document(QObject):
         array[index] = value
         head = index[0] if name in HEADED and isinstance(index[0], (int, np.integer)) else None
         self._engine.mark(name, None if head is None else int(head))
+        if name == "W_O":
+            self._changed_contributions |= self._w_o_heads(index[0])
         self.valuesChanged.emit(name)
         self._schedule()
+
+    def _w_o_heads(self, rows) -> set[int]:
+        """The heads whose row block of W_O an edit at `rows` touched."""
+        d_v, h = self.config.d_v, self.config.h
+        if isinstance(rows, (int, np.integer)):
+            return {int(rows) // d_v}
+        if isinstance(rows, slice):
+            start, stop, _ = rows.indices(h * d_v)
+            return set(range(start // d_v, (max(stop, start + 1) - 1) // d_v + 1))
+        return set(range(h))
 
     def _set_tokens(self, tokens: list[str]) -> None:
         self.session.tokens = list(tokens)
@@ -407,6 +467,8 @@ class Document(QObject):
                     self.valuesChanged.emit(name)
         if old.tokens != session.tokens:
             self.tokensChanged.emit()
+        if not _same_mask(old.mask, session.mask):
+            self.maskChanged.emit()
         if old.view != session.view:
             self.viewChanged.emit()
         self._schedule()
@@ -420,11 +482,21 @@ class Document(QObject):
         self.recompute_count += 1
         if heads is None or self._changed_heads is None:
             self._changed_heads = None
+            self._contributions.clear()
         else:
             self._changed_heads |= heads
+            for head in heads | self._changed_contributions:
+                self._contributions.pop(head, None)
 
     def _flush(self) -> None:
         if self._engine.is_dirty:
             self._refresh()
         heads, self._changed_heads = self._changed_heads, set()
-        self.traceChanged.emit(None if heads is None else frozenset(heads))
+        contributions, self._changed_contributions = self._changed_contributions, set()
+        self.traceChanged.emit(None if heads is None else TraceChange(heads, contributions))
+
+
+def _same_mask(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return a.shape == b.shape and bool(np.array_equal(a, b))

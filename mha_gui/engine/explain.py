@@ -17,20 +17,11 @@ import numpy as np
 
 from mha_gui.engine.config import Config
 from mha_gui.engine.forward import Trace
-from mha_gui.engine.values import format_value
+from mha_gui.engine.numbers import num
+from mha_gui.engine.stage_panels import KINDS, symbol
 
 # Expand a sum term by term only while it stays readable on one line.
 MAX_TERMS = 6
-KINDS = ("X", "Q", "K", "V", "S", "A", "Z", "H", "Y", "C")
-
-
-def num(value: float, decimals: int = 3) -> str:
-    """A number as the tooltips print it: `decimals` places, more for tiny values so
-    that at least two significant digits survive (0.00042, not 0)."""
-    value = float(value)
-    if math.isfinite(value) and 0 < abs(value) < 10.0 ** (1 - decimals):
-        decimals = min(8, 1 - math.floor(math.log10(abs(value))))
-    return format_value(value, decimals)
 
 
 def _factor(value: float, decimals: int = 2) -> str:
@@ -60,17 +51,6 @@ def blocked_reason(row: int, col: int, config: Config, tokens=None) -> str:
     return f"key {_tok(tokens, col)} is blocked for query {_tok(tokens, row)} by the mask"
 
 
-def symbol(kind: str, head: int | None, config: Config) -> str:
-    """The matrix's name as the tooltips write it: S_1, K_0, H, Y, …"""
-    if kind in ("K", "V") and head is not None:
-        return f"{kind}_{config.kv_group(head)}"
-    if kind == "C":
-        return f"C_{head}"
-    if kind in ("Q", "S", "A", "Z"):
-        return f"{kind}_{head}"
-    return kind
-
-
 def explain_cell(
     kind: str,
     head: int | None,
@@ -90,7 +70,7 @@ def explain_cell(
     if kind not in KINDS:
         raise ValueError(f"unknown matrix kind {kind!r}; choose one of {', '.join(KINDS)}")
     t, c = trace, config
-    sym = symbol(kind, head, c)
+    sym = symbol(kind, head, c).text
     cell = f"{sym}[{row},{col}]"
     b = lambda name: getattr(params, name, None)  # noqa: E731
 

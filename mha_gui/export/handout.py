@@ -10,11 +10,8 @@ with handout=True instead of silently ignoring it. `colormap` colours the figure
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
 from mha_gui import theme
+from mha_gui.engine.numbers import NumberFormat, fixed_format, peak
 from mha_gui.engine.session import Session
 from mha_gui.engine.stages import STAGES
 from mha_gui.export import figure
@@ -23,11 +20,6 @@ from mha_gui.export.latex import stage_matrices
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
 MARGIN = 42.0
 TABLE_MAX_SIDE = 16  # print a matrix as numbers up to 16×16
-
-
-def _plain_symbol(sym: str) -> str:
-    """LaTeX symbol from latex.stage_matrices → figure rich-text notation."""
-    return sym.replace("{", "").replace("}", "").replace(r"W_O^", "W_O").replace(" ", " ")
 
 
 def write_handout(
@@ -80,9 +72,9 @@ def write_handout(
             y += lay.height * s + 14
             # matrices as numbers, flowed left to right while they fit the page
             mats = [
-                m
-                for m in stage_matrices(session, stage, head=head, trace=trace)
-                if max(m[1].shape) <= TABLE_MAX_SIDE
+                (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
+                for p in stage_matrices(session, stage, head=head, trace=trace)
+                if max(p.matrix.shape) <= TABLE_MAX_SIDE
             ]
             kind = "weights" if stage.name == "weights" else "values"
             y = _tables(painter, mats, y, pal, decimals, kind)
@@ -106,18 +98,9 @@ def _begin_painter(writer, path):
     return painter
 
 
-def table_format(mats, decimals: int, kind: str = "values") -> figure.NumberFormat:
-    """`decimals` places. When the page's signed values would keep fewer than two
-    significant digits (or reach 10⁴), all its tables share a ×10^k written after each
-    matrix name, like the figures; weights (probabilities) never do."""
-    peak = 0.0
-    for m in mats:
-        finite = np.abs(m[np.isfinite(m)])
-        peak = max(peak, float(finite.max()) if finite.size else 0.0)
-    exponent = 0
-    if kind != "weights" and peak > 0 and (peak < 10.0 ** (1 - decimals) or peak >= 1e4):
-        exponent = math.floor(math.log10(peak))
-    return figure.NumberFormat(exponent, decimals, decimals)
+def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
+    """`decimals` places; all tables of a page share one ×10^k when needed (fixed_format)."""
+    return fixed_format(max((peak(m) for m in mats), default=0.0), decimals, kind)
 
 
 def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -> float:
@@ -134,7 +117,7 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
     fmt = table_format([m[1] for m in mats], decimals, kind)
     for sym, m, rows, _cols in mats:
         texts = [[fmt.cell(float(v)) for v in r] for r in m]
-        title = _plain_symbol(sym) + (f"  ({fmt.factor})" if fmt.factor else "")
+        title = sym + (f"  ({fmt.factor})" if fmt.factor else "")
         cw = max(figure.text_width(t, px) for r in texts for t in r) + 6
         lw = max(figure.text_width(r, px) for r in rows) + 6
         w = lw + cw * m.shape[1]

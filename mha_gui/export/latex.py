@@ -15,7 +15,9 @@ import unicodedata
 import numpy as np
 
 from mha_gui.engine.forward import Trace
+from mha_gui.engine.numbers import fixed_format, peak
 from mha_gui.engine.session import Session
+from mha_gui.engine.stage_panels import PanelView, SessionData, describe_stage
 from mha_gui.engine.stages import Stage, shapes_line, stage_by_name
 
 MAX_SIDE = 12
@@ -33,11 +35,8 @@ def _number(v: float, decimals: int) -> str:
 
 def _common_exponent(m: np.ndarray, decimals: int) -> int:
     """The power of ten to pull out of `m`, or 0 when `decimals` places show it well."""
-    finite = np.abs(m[np.isfinite(m)])
-    peak = float(finite.max()) if finite.size else 0.0
-    if peak == 0.0 or peak >= 10.0 ** (1 - decimals):
-        return 0
-    return math.floor(math.log10(peak))
+    top = peak(m)
+    return fixed_format(top, decimals).exponent if top < 10.0 ** (1 - decimals) else 0
 
 
 def _keep(n: int, max_side: int) -> list[int | None]:
@@ -119,38 +118,16 @@ def latex_formula(stage: Stage | int | str, config) -> str:
 
 def stage_matrices(
     session: Session, stage, *, head: int | None = None, trace: Trace | None = None
-) -> list[tuple[str, np.ndarray, list[str], list[str]]]:
-    """(LaTeX symbol, matrix, row labels, column labels) of what the stage shows."""
-    s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
-    c = session.config
-    t = trace if trace is not None else session.run()
-    tok = list(session.tokens)
-    heads = [head] if head is not None else list(range(c.h))
-    groups = sorted({c.kv_group(i) for i in heads})
-
-    def idx(n):
-        return [str(j) for j in range(n)]
-
+) -> list[PanelView]:
+    """The stage's panels (stage_panels' description), each matrix once: query heads
+    that share a K/V head (GQA/MQA) print K_g and V_g a single time."""
+    view = describe_stage(SessionData(session, trace), stage, None if head is None else [head])
+    seen: set[str] = set()
     out = []
-    if s.name == "input":
-        out.append(("X", session.params.X, tok, idx(c.d_model)))
-    elif s.name == "projections":
-        out += [(f"Q_{{{i}}}", t.q[i], tok, idx(c.d_k)) for i in heads]
-        out += [(f"K_{{{g}}}", t.k[g], tok, idx(c.d_k)) for g in groups]
-        out += [(f"V_{{{g}}}", t.v[g], tok, idx(c.d_v)) for g in groups]
-    elif s.name == "scores":
-        out += [(f"S_{{{i}}}", t.scores[i], tok, tok) for i in heads]
-    elif s.name == "weights":
-        out += [(f"A_{{{i}}}", t.weights[i], tok, tok) for i in heads]
-    elif s.name == "mixing":
-        out += [(f"Z_{{{i}}}", t.heads[i], tok, idx(c.d_v)) for i in heads]
-    elif s.name == "concat":
-        cols = [f"head {i} / {j}" for i in range(c.h) for j in range(c.d_v)]
-        out.append(("H", t.concat, tok, cols))
-    elif s.name == "output":
-        out.append(("Y", t.output, tok, idx(c.d_model)))
-        contrib = t.contributions
-        out += [(rf"Z_{{{i}}} W_O^{{({i})}}", contrib[i], tok, idx(c.d_model)) for i in heads]
+    for p in view.panels:
+        if p.symbol.text not in seen:
+            seen.add(p.symbol.text)
+            out.append(p)
     return out
 
 
@@ -233,9 +210,11 @@ def stage_document(
         + ".",
         "",
     ]
-    for sym, m, rl, cl in mats:
+    for p in mats:
         lines.append(r"\[")
-        lines.append(f"{sym} = " + matrix_bmatrix(m, decimals, rl, cl))
+        lines.append(
+            f"{p.symbol.latex} = " + matrix_bmatrix(p.matrix, decimals, p.row_labels, p.col_labels)
+        )
         lines.append(r"\]")
         lines.append("")
     lines.append(r"\end{document}")

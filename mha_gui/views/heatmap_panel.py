@@ -20,21 +20,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPe
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
 
 from mha_gui import theme
-from mha_gui.engine.values import format_value
+from mha_gui.engine.numbers import NumberFormat, number_format
 from mha_gui.views.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
 VALUE_LIMIT = 12
 TICK_FONT_PT = 10
-
-
-def decimals_for(matrix: np.ndarray) -> int:
-    """Decimals that keep two significant digits of the largest finite value (0–5)."""
-    finite = np.abs(matrix[np.isfinite(matrix)])
-    peak = float(finite.max()) if finite.size else 0.0
-    if peak == 0.0:
-        return 2
-    return int(min(5, max(0, 1 - math.floor(math.log10(peak)))))
 
 
 def tick_step(count: int, limit: int = 16) -> int:
@@ -141,7 +132,13 @@ class ColorBar(pg.GraphicsLayout):
     """A vertical colour scale with a labelled axis (fixed levels; not interactive)."""
 
     def __init__(
-        self, lut: np.ndarray, levels: tuple[float, float], label: str, palette, zoom: float = 1.0
+        self,
+        lut: np.ndarray,
+        levels: tuple[float, float],
+        label: str,
+        palette,
+        zoom: float = 1.0,
+        fmt: NumberFormat | None = None,
     ):
         super().__init__()
         self.setContentsMargins(0, 4, 0, 4)
@@ -154,7 +151,13 @@ class ColorBar(pg.GraphicsLayout):
         self.axis = pg.AxisItem("right")
         self.axis.enableAutoSIPrefix(False)  # "200 (x0.001)" misleads; print 0.2
         self.axis.linkToView(self.vb)
-        self.axis.setLabel(label, color=palette.muted, **{"font-size": f"{10 * zoom:.3g}pt"})
+        self._label, self._label_style = (
+            label,
+            {
+                "color": palette.muted,
+                "font-size": f"{10 * zoom:.3g}pt",
+            },
+        )
         self.axis.setPen(pg.mkPen(palette.muted))
         self.axis.setTextPen(pg.mkPen(palette.text))
         font = QFont()
@@ -163,13 +166,22 @@ class ColorBar(pg.GraphicsLayout):
         self.addItem(self.vb, row=0, col=0)
         self.addItem(self.axis, row=0, col=1)
         self.levels = None
-        self.setLevels(levels)
+        self.factor = None
+        self.setLevels(levels, fmt)
 
-    def setLevels(self, levels: tuple[float, float]) -> None:  # noqa: N802
-        lo, hi = float(levels[0]), float(levels[1])
+    def setLevels(self, levels: tuple[float, float], fmt: NumberFormat | None = None) -> None:  # noqa: N802
+        """Show `levels`; with a format that pulls out 10^k, the axis reads the same
+        scaled numbers as the cells and its label carries the ×10^k."""
+        self.levels = (float(levels[0]), float(levels[1]))
+        exponent = fmt.exponent if fmt is not None else 0
+        factor = f" ×10<sup>{exponent}</sup>" if exponent else ""
+        if factor != self.factor:
+            self.factor = factor
+            self.axis.setLabel(self._label + factor, **self._label_style)
+        unit = 10.0**exponent
+        lo, hi = self.levels[0] / unit, self.levels[1] / unit
         if hi <= lo:
             hi = lo + 1.0
-        self.levels = (lo, hi)
         ramp = np.linspace(lo, hi, 256)[:, None]
         self.image.setImage(ramp, levels=(lo, hi), autoLevels=False)
         self.image.setRect(QRectF(0.0, lo, 1.0, hi - lo))
@@ -266,6 +278,7 @@ class HeatmapPanel:
         self.zoom = zoom  # projector zoom: tick labels grow with it
         self.matrix: np.ndarray | None = None
         self.levels = (-1.0, 1.0)
+        self.fmt = number_format("values", self.levels)
         self._display = np.zeros(shape)
         self._blocked: np.ndarray | None = None
         self._show_values = show_values
@@ -363,10 +376,13 @@ class HeatmapPanel:
         matrix: np.ndarray,
         levels: tuple[float, float],
         blocked: np.ndarray | None = None,
+        fmt: NumberFormat | None = None,
     ) -> None:
-        """Show `matrix` (rows × cols); `blocked` cells are drawn grey with a × overlay."""
+        """Show `matrix` (rows × cols) on `levels`; `blocked` cells are drawn grey with a ×
+        overlay; cell numbers print in `fmt` (default: the format of these levels)."""
         self.matrix = matrix
         self.levels = levels
+        self.fmt = fmt if fmt is not None else number_format("values", levels)
         if np.isfinite(matrix).all():  # only scores have -inf: skip the masked copy
             np.copyto(self._display, matrix)
         else:
@@ -379,10 +395,6 @@ class HeatmapPanel:
             self._blocked = None if blocked is None else blocked.copy()
             self._draw_blocked()
         self._update_labels()
-
-    def set_levels(self, levels: tuple[float, float]) -> None:
-        if self.matrix is not None:
-            self.set_matrix(self.matrix, levels, self._blocked)
 
     def _draw_blocked(self) -> None:
         fill, cross = QPainterPath(), QPainterPath()
@@ -413,7 +425,6 @@ class HeatmapPanel:
             return
         visible = self._show_values and self._value_font_px >= 7
         colours = theme.colors_for(self.matrix, self.levels, self.lut)
-        decimals = max(2, decimals_for(self.matrix))
         for r, row in enumerate(self.labels):
             for c, item in enumerate(row):
                 if not visible:
@@ -424,7 +435,7 @@ class HeatmapPanel:
                 if blocked:
                     text, colour = "", self.palette.text
                 else:
-                    text = format_value(value, decimals)
+                    text = self.fmt.cell(value)
                     colour = theme.text_color_on(colours[r, c])
                 if item.textItem.toPlainText() != text:
                     item.setText(text)

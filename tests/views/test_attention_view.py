@@ -251,7 +251,7 @@ def test_many_heads_lay_out_in_a_grid(qtbot, view):
     doc.set_stage(1)
     settle(qtbot)
     assert len([k for k in view.panels if k[0] == "Q"]) == 8
-    assert 1 < view._grid_cols < 8
+    assert 1 < view.scene.grid_cols < 8
     # K panel of head 5 shows K/V group 1
     np.testing.assert_array_equal(view.panels[("K", 5)].matrix, doc.trace().k[1])
 

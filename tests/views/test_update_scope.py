@@ -11,8 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 
 from mha_gui.document import Document
+from mha_gui.engine.numbers import nice_peak
 from mha_gui.engine.presets import load_preset, random_session
-from mha_gui.views.attention_view import AttentionView, nice_peak
+from mha_gui.views.attention_view import AttentionView
 from mha_gui.views.matrix_model import MatrixModel
 from mha_gui.views.query_strip import QueryStrip
 
@@ -65,10 +66,10 @@ def test_one_head_edit_at_output_sets_only_y_and_that_heads_contribution(qtbot, 
     doc = view.document
     doc.set_stage(OUTPUT)
     settle(qtbot)
-    levels = view._levels
+    levels = view.scene.levels
     calls = spy_images(view, monkeypatch)
     edit(qtbot, doc, "W_Q", (1, 0, 0), 1e-4)  # too small to move the (rounded) levels
-    assert view._levels == levels
+    assert view.scene.levels == levels
     assert sorted(calls) == [("C", 1), ("Y", -1)]
 
 
@@ -211,7 +212,7 @@ def test_a_stage_shown_again_is_reused_and_brought_up_to_date(qtbot, view, monke
     assert view.canvas is not weights_canvas
     edit(qtbot, doc, "W_Q", (1, 0, 0), 0.5)  # while the weights are not on screen
     builds = view.rebuild_count
-    kept = view._scenes[WEIGHTS]["panels"]
+    kept = view._scenes[WEIGHTS].panels
     calls = []
     for key, panel in kept.items():
         original = panel.image.setImage
@@ -234,7 +235,7 @@ def test_kept_stages_are_dropped_when_the_config_changes(qtbot, view):
         doc.set_stage(stage)
         settle(qtbot)
     assert set(view._scenes) == {0, WEIGHTS, OUTPUT}
-    assert view._scenes[WEIGHTS]["panels"][("A", 0)]._blocked is None
+    assert view._scenes[WEIGHTS].panels[("A", 0)]._blocked is None
     doc.set_causal(True)
     settle(qtbot)
     assert view._scenes == {}

@@ -1,0 +1,127 @@
+"""Fonts and text for the figures: sizes in logical units, rich text with sub/superscripts.
+
+Figures print engine text (`W_i^Q`, `d_model`, `10^{−5}`) with real subscripts; measuring
+and drawing go through the same QTextDocument so a label is laid out where it is painted.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import sys
+
+from mha_gui.engine.numbers import minus
+
+FONT_FAMILY = "DejaVu Sans"
+
+
+def ensure_app():
+    """A QApplication for fonts and painting; created on demand, offscreen if headless."""
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication([])
+        ensure_app._app = app  # keep a reference for the process lifetime
+    return app
+
+
+def make_font(px: float, bold: bool = False):
+    from PySide6.QtGui import QFont
+
+    f = QFont(FONT_FAMILY)
+    f.setPixelSize(max(1, int(round(px))))
+    f.setBold(bold)
+    f.setHintingPreference(QFont.HintingPreference.PreferNoHinting)
+    return f
+
+
+_metrics_cache: dict = {}
+
+
+def text_width(text: str, px: float, bold: bool = False) -> float:
+    from PySide6.QtGui import QFontMetricsF
+
+    key = (int(round(px)), bold)
+    fm = _metrics_cache.get(key)
+    if fm is None:
+        fm = _metrics_cache[key] = QFontMetricsF(make_font(px, bold))
+    return fm.horizontalAdvance(text)
+
+
+def _qcolor(c):
+    from PySide6.QtGui import QColor
+
+    if isinstance(c, str):
+        return QColor(c)
+    return QColor(int(c[0]), int(c[1]), int(c[2]))
+
+
+def rich_html(text: str) -> str:
+    """Plain formula text to Qt rich text: `W_i^Q` → W<sub>i</sub><sup>Q</sup>,
+    `ℝ^(n×d_model)` → ℝ<sup>n×d<sub>model</sub></sup>, `Z_{h−1}` → Z<sub>h−1</sub>."""
+
+    def scripts(s: str) -> str:
+        s = re.sub(r"_\{([^{}]*)\}", r"<sub>\1</sub>", s)
+        s = re.sub(r"\^\{([^{}]*)\}", r"<sup>\1</sup>", s)
+        s = re.sub(r"_([A-Za-z0-9]+)", r"<sub>\1</sub>", s)
+        s = re.sub(r"\^([A-Za-z0-9]+)", r"<sup>\1</sup>", s)
+        return s
+
+    out = html.escape(text, quote=False)
+    out = re.sub(r"\^\(([^()]*)\)", lambda m: "<sup>" + scripts(m.group(1)) + "</sup>", out)
+    return scripts(out)
+
+
+def _rich_doc(text: str, px: float, color: str, bold: bool = False):
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDocumentMargin(0)
+    doc.setDefaultFont(make_font(px, bold))
+    doc.setHtml(f'<span style="color:{color}; white-space:pre">{rich_html(text)}</span>')
+    return doc
+
+
+def rich_width(text: str, px: float, bold: bool = False) -> float:
+    return _rich_doc(text, px, "#000000", bold).idealWidth()
+
+
+def draw_rich(painter, x: float, y: float, text: str, px: float, color: str, bold=False) -> None:
+    doc = _rich_doc(text, px, color, bold)
+    painter.save()
+    painter.translate(x, y)
+    doc.drawContents(painter)
+    painter.restore()
+
+
+def draw_rich_wrapped(
+    painter, x: float, y: float, width: float, text: str, px: float, color: str
+) -> float:
+    """Rich text (`W_O`, `d_model` get their subscripts) wrapped to `width`; returns
+    the height used."""
+    from PySide6.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDocumentMargin(0)
+    doc.setDefaultFont(make_font(px))
+    doc.setTextWidth(width)
+    doc.setHtml(f'<span style="color:{color}">{rich_html(minus(text))}</span>')
+    painter.save()
+    painter.translate(x, y)
+    doc.drawContents(painter)
+    painter.restore()
+    return doc.size().height()
+
+
+def _elide(text: str, px: float, width: float, bold: bool = False) -> str:
+    if text_width(text, px, bold) <= width:
+        return text
+    while text and text_width(text + "…", px, bold) > width:
+        text = text[:-1]
+    return text + "…"

@@ -1,0 +1,121 @@
+"""The built canvas of one stage in the attention view, kept while other stages show.
+
+Building a stage's panels costs far more than updating them, so the view keeps the
+scenes of the stages visited last (up to `SCENE_CELLS` cells in all) and, when one is
+shown again, brings it up to date with what changed while it was hidden.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pyqtgraph as pg
+from PySide6.QtGui import QFont, QTextDocument
+from PySide6.QtWidgets import QGraphicsRectItem
+
+from mha_gui.engine.stage_panels import KINDS, panel_keys
+from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, TitleLabel
+
+# Keep other stages' canvases while their panels hold at most this many cells in all
+# (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
+# layer; at n=512 the two or three stages visited last.
+SCENE_CELLS = 8_000_000
+ALL = None  # "everything changed" in a pending change
+
+
+@dataclass
+class Group:
+    """The panels drawn together in one grid cell under one title: a head's (Q, K, V at
+    the projections stage) or the layer's (X, H, Y: head −1)."""
+
+    head: int
+    kinds: tuple[str, ...]
+
+
+def stage_groups(stage: int, config) -> list[Group]:
+    """The stage description's panels, grouped by head (layer-wide panels first)."""
+    by_head: dict[int, list[str]] = {}
+    for kind, head in panel_keys(stage, config):
+        by_head.setdefault(head, []).append(kind)
+    return [Group(head, tuple(kinds)) for head, kinds in by_head.items()]
+
+
+def group_is_layer(group: Group) -> bool:
+    return KINDS[group.kinds[0]].per is None
+
+
+@dataclass
+class StageScene:
+    """One stage's canvas and what was drawn on it."""
+
+    stage: int
+    canvas: pg.GraphicsLayoutWidget
+    panels: dict[tuple[str, int], HeatmapPanel] = field(default_factory=dict)
+    titles: dict[int, TitleLabel] = field(default_factory=dict)
+    colorbar: ColorBar | None = None
+    extras: list = field(default_factory=list)  # concat bands and block outlines
+    band_outline: dict[int, QGraphicsRectItem] = field(default_factory=dict)
+    grid_cols: int = 0
+    levels: tuple[float, float] | None = None
+    peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
+    titles_set: dict[int, tuple] = field(default_factory=dict)
+    primed: set[int] = field(default_factory=set)  # titles with room for the inspected style
+    # changes while hidden: (heads whose Z changed, heads whose contribution changed);
+    # None = nothing yet; (ALL, ALL) = everything
+    pending: tuple | None = None
+    relabel: bool = False  # tokens renamed while hidden
+
+    @property
+    def cells(self) -> int:
+        return sum(p.rows * p.cols for p in self.panels.values())
+
+    def note_change(self, heads, contributions) -> None:
+        """Remember a recompute that happened while this scene was hidden."""
+        if heads is ALL or (self.pending is not None and self.pending[0] is ALL):
+            self.pending = (ALL, ALL)
+        elif self.pending is None:
+            self.pending = (set(heads), set(contributions))
+        else:
+            self.pending[0].update(heads)
+            self.pending[1].update(contributions)
+
+
+def grid_columns(groups: list[Group], width: int, height: int, stretch: float = 1.0) -> int:
+    """Columns of the head grid that keep panels closest to square for this size."""
+    count = len(groups)
+    parts = max(len(g.kinds) for g in groups)
+    w, h = max(width, 320), max(height, 240)
+    cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) * stretch / parts))))
+    rows = math.ceil(count / cols)
+    return math.ceil(count / rows)
+
+
+def grid_fits(groups: list[Group], cols: int, width: int, height: int) -> bool:
+    """Is a grid of `cols` columns still right for this size? Within 15 % of the aspect
+    ratio it is: the stage bar's height changes from stage to stage, and a grid that
+    flipped with it would rebuild every panel twice per stage switch."""
+    low = grid_columns(groups, width, height, 1 / 1.15)
+    return low <= cols <= grid_columns(groups, width, height, 1.15)
+
+
+class TitleFitter:
+    """Puts `first · second` on one line when it fits its grid column, else two lines
+    (long titles such as `head 1 · Z₁W_O[4:8,:]` at a projector zoom). Measuring text
+    costs; titles repeat, so widths are cached."""
+
+    def __init__(self):
+        self._widths: dict[tuple, float] = {}
+
+    def fit(self, first, second, size, bold, sep, room: float, font: QFont) -> str:
+        one = f"{first}{sep}{second}"
+        key = (one, size, bold, font.toString())
+        if key not in self._widths:
+            f = QFont(font)
+            f.setPointSizeF(size)
+            f.setBold(bold)
+            doc = QTextDocument()
+            doc.setDefaultFont(f)
+            doc.setHtml(one)
+            self._widths[key] = doc.idealWidth()
+        return one if self._widths[key] <= room else f"{first}<br>{second}"
