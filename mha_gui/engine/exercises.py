@@ -1,0 +1,250 @@
+"""Exercises (issue 10): hide K cells of a stage, check a student's numbers, give hints.
+
+The engine knows every number and where it came from, so it can grade. A stage's cells
+are those of the panels the window shows at that stage (`stage_panels.describe_stage`),
+minus the blocked score/weight cells (−∞ and 0 are given, not computed) and minus the
+repeats of a K/V head shared by several query heads (GQA/MQA). Which cells are hidden
+depends only on the session, the stage, the count and the seed: same seed, same cells.
+
+An answer is right when it is within half a unit of the last decimal the window prints
+for that stage (`NumberFormat`: 0.417 shown as "0.417" accepts 0.4165…0.4175) or within a
+teacher's tolerance. A hint is the cell's hover explanation with its result replaced by
+"?" — the formula with the numbers, as the tooltips give it.
+
+    ex = make_exercise(session, "weights", blanks=4, seed=7)
+    ex.cells[0].label            # "A_1[2,0]"
+    ex.submit(0, "0.42")         # Verdict(correct=True, ...); bad text raises ValueError
+    ex.hint(0), ex.reveal(0)     # the formula with numbers / the answer (counts as wrong)
+    ex.score.text                # "1 of 4"
+    ex.is_hidden("A", 1, 2, 0)   # for the window: draw an empty box there
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mha_gui.engine.explain import explain_cell
+from mha_gui.engine.numbers import NumberFormat, num
+from mha_gui.engine.session import Session
+from mha_gui.engine.stage_panels import SessionData, as_stage, describe_stage
+from mha_gui.engine.stages import Stage, formula_for
+from mha_gui.engine.values import parse_value
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell a student can be asked: panel (kind, head) of the stage, row, column."""
+
+    kind: str  # "Q", "S", "A", … (see stage_panels.KINDS)
+    head: int | None  # the query head of the panel; None for X, H and Y
+    row: int
+    col: int
+    symbol: str  # "A_1", "K_0", "Y"
+    value: float
+
+    @property
+    def label(self) -> str:
+        return f"{self.symbol}[{self.row},{self.col}]"
+
+    @property
+    def key(self) -> tuple[str, int, int, int]:
+        """(kind, head or −1, row, col): PanelView.key plus the cell."""
+        return (self.kind, -1 if self.head is None else self.head, self.row, self.col)
+
+
+def stage_cells(session: Session, stage, trace=None) -> tuple[list[Cell], NumberFormat]:
+    """Every cell of `stage` a student could be asked, in reading order (panel by panel,
+    row by row), and the number format the window uses for the stage."""
+    view = describe_stage(SessionData(session, trace), as_stage(stage))
+    cells: list[Cell] = []
+    seen: set[tuple[str, int, int]] = set()
+    for panel in view.panels:
+        sym = panel.symbol.text
+        m = panel.matrix
+        for r in range(m.shape[0]):
+            for c in range(m.shape[1]):
+                if panel.blocked is not None and panel.blocked[r, c]:
+                    continue
+                if not math.isfinite(m[r, c]) or (sym, r, c) in seen:
+                    continue
+                seen.add((sym, r, c))
+                cells.append(Cell(panel.kind, panel.head, r, c, sym, float(m[r, c])))
+    return cells, view.fmt
+
+
+def pick_cells(session: Session, stage, blanks: int, seed: int, trace=None) -> list[Cell]:
+    """`blanks` cells of the stage chosen by `seed` (reproducible), in reading order."""
+    s = as_stage(stage)
+    cells, _ = stage_cells(session, s, trace)
+    return _pick(cells, s, blanks, seed)
+
+
+def _pick(cells: list[Cell], stage: Stage, blanks, seed) -> list[Cell]:
+    if isinstance(blanks, bool) or not isinstance(blanks, numbers.Integral) or blanks < 1:
+        raise ValueError(f"the number of blanks must be a whole number ≥ 1, got {blanks!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"the seed must be a whole number ≥ 0, got {seed!r}")
+    if blanks > len(cells):
+        raise ValueError(
+            f"{blanks} blanks asked but stage {stage.name!r} has only {len(cells)} cells "
+            f"to fill in this layer"
+        )
+    chosen = np.random.default_rng(int(seed)).choice(len(cells), size=int(blanks), replace=False)
+    return [cells[i] for i in sorted(int(i) for i in chosen)]
+
+
+def shown_tolerance(fmt: NumberFormat) -> float:
+    """Half a unit of the last decimal the stage shows (in real units, not ×10^k)."""
+    return 0.5 * 10.0 ** (fmt.exponent - fmt.decimals)
+
+
+def check_answer(answer, value: float, tolerance: float) -> bool:
+    """True when `answer` (a number or text such as "0,42" or "−1.5") is within
+    `tolerance` of `value`. Text that is not a number raises ValueError (say why)."""
+    given = parse_value(answer)
+    slack = 1e-9 * max(1.0, abs(value))  # 0.4165 typed for 0.4165000001 stays right
+    return abs(given - value) <= tolerance + slack
+
+
+def answer_text(cell: Cell, fmt: NumberFormat) -> str:
+    """The answer as the window would print it: `A_1[2,0] = 0.42`."""
+    text = fmt.plain(cell.value)
+    return f"{cell.label} = {text}" + (f" ×10^{fmt.exponent}" if fmt.exponent else "")
+
+
+def hint_text(session: Session, cell: Cell, trace=None, stage=None) -> str:
+    """The stage's formula, then the cell's explanation with its result replaced by "?"."""
+    t = trace if trace is not None else session.run()
+    c = session.config
+    explained = explain_cell(
+        cell.kind,
+        cell.head,
+        cell.row,
+        cell.col,
+        trace=t,
+        params=session.params,
+        config=c,
+        tokens=session.tokens,
+    )
+    first, newline, rest = explained.partition("\n")
+    main, gap, note = first.partition("   (")
+    result = f"= {num(cell.value)}"
+    if main.rstrip().endswith(result):
+        main = main.rstrip()[: -len(result)] + "= ?"
+    text = main + gap + note + newline + rest
+    if stage is None:
+        return text
+    return f"{formula_for(as_stage(stage), c)}\n{text}"
+
+
+@dataclass(frozen=True)
+class Score:
+    correct: int
+    answered: int
+    total: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.correct} of {self.total}"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    correct: bool
+    message: str  # "A_1[2,0]: right (0.42)" / "… not 0.41: try again or ask for a hint"
+
+
+@dataclass
+class Exercise:
+    """K hidden cells of one stage and what the student did with them (no Qt).
+
+    Everything the window needs is computed once when the exercise is made: the cells,
+    their true values, hints and answers. `answers`/`results` map a cell's index to the
+    last number typed and whether it was right; `revealed` holds cells whose answer was
+    shown (they never count as right). `reset()` clears the student's work.
+    """
+
+    stage: Stage
+    seed: int
+    cells: list[Cell]
+    fmt: NumberFormat
+    tolerance: float
+    hints: list[str]
+    answers: dict[int, float] = field(default_factory=dict)
+    results: dict[int, bool] = field(default_factory=dict)
+    revealed: set[int] = field(default_factory=set)
+
+    def index(self, kind: str, head: int | None, row: int, col: int) -> int | None:
+        """The index of the hidden cell at (kind, head, row, col), or None if it shows."""
+        key = (kind, -1 if head is None else head, row, col)
+        for i, cell in enumerate(self.cells):
+            if cell.key == key:
+                return i
+        return None
+
+    def is_hidden(self, kind: str, head: int | None, row: int, col: int) -> bool:
+        return self.index(kind, head, row, col) is not None
+
+    def submit(self, i: int, answer) -> Verdict:
+        """Check the student's answer to cell `i` and remember it. Text that is not a
+        number raises ValueError and changes nothing."""
+        cell = self.cells[i]
+        given = parse_value(answer)
+        right = check_answer(given, cell.value, self.tolerance)
+        self.answers[i] = given
+        self.results[i] = right and i not in self.revealed
+        if right:
+            return Verdict(True, f"{cell.label}: right ({num(given)})")
+        return Verdict(False, f"{cell.label}: not {num(given)}; try again or ask for a hint")
+
+    def hint(self, i: int) -> str:
+        return self.hints[i]
+
+    def reveal(self, i: int) -> str:
+        """The answer of cell `i`; from now on that cell does not count as right."""
+        self.revealed.add(i)
+        self.results[i] = False
+        return answer_text(self.cells[i], self.fmt)
+
+    @property
+    def score(self) -> Score:
+        return Score(sum(self.results.values()), len(self.results), len(self.cells))
+
+    def reset(self) -> None:
+        self.answers.clear()
+        self.results.clear()
+        self.revealed.clear()
+
+
+def make_exercise(
+    session: Session,
+    stage,
+    blanks: int,
+    seed: int,
+    *,
+    tolerance: float | None = None,
+    trace=None,
+) -> Exercise:
+    """Hide `blanks` cells of `stage` chosen by `seed`. `tolerance=None` accepts answers
+    at the precision the stage shows; a number ≥ 0 is the teacher's own tolerance."""
+    s = as_stage(stage)
+    t = trace if trace is not None else session.run()
+    cells, fmt = stage_cells(session, s, t)
+    chosen = _pick(cells, s, blanks, seed)
+    if tolerance is None:
+        tol = shown_tolerance(fmt)
+    elif (
+        isinstance(tolerance, bool)
+        or not isinstance(tolerance, numbers.Real)
+        or not math.isfinite(tolerance)
+        or tolerance < 0
+    ):
+        raise ValueError(f"the tolerance must be a finite number ≥ 0, got {tolerance!r}")
+    else:
+        tol = float(tolerance)
+    hints = [hint_text(session, cell, t, s) for cell in chosen]
+    return Exercise(s, int(seed), chosen, fmt, tol, hints)
