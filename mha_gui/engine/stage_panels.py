@@ -221,6 +221,43 @@ def stage_levels(stage: Stage | int | str, peaks: Iterable[float]) -> tuple[floa
     return (-top, top)
 
 
+WEIGHTS_RANGES = {
+    "fixed": "weight (0–1)",
+    "head": "weight ÷ head's max",
+    "row": "weight ÷ row's max",
+}
+
+
+def check_weights_range(name: str) -> str:
+    if name not in WEIGHTS_RANGES:
+        raise ValueError(
+            f"unknown weights range {name!r}; choose one of {', '.join(WEIGHTS_RANGES)}"
+        )
+    return name
+
+
+def weights_colours(matrix: np.ndarray, weights_range: str) -> np.ndarray:
+    """What the colours of a weights panel show: the weights themselves ("fixed", 0–1),
+    or divided by the panel's ("head") or each row's ("row") largest weight — a layer of
+    128 tokens whose weights are all near 1/128 is then not a blank panel. The printed
+    numbers stay the weights."""
+    if check_weights_range(weights_range) == "fixed":
+        return matrix
+    axis = None if weights_range == "head" else -1
+    top = np.max(matrix, axis=axis, keepdims=axis is not None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(top > 0, matrix / np.where(top > 0, top, 1.0), 0.0)
+
+
+def bar_label(stage: Stage | int | str, weights_range: str = "fixed") -> str:
+    plan = PLANS[as_stage(stage).name]
+    return (
+        WEIGHTS_RANGES[check_weights_range(weights_range)]
+        if plan.color == "weights"
+        else plan.bar_label
+    )
+
+
 def stage_format(stage: Stage | int | str, levels: tuple[float, float]) -> NumberFormat:
     return number_format(PLANS[as_stage(stage).name].color, levels)
 
@@ -241,6 +278,11 @@ class PanelView:
     blocked: np.ndarray | None = None
     query_rows: bool = True
     col_blocks: list[tuple[int, int, int]] = field(default_factory=list)  # H: (start, stop, head)
+    colours: np.ndarray | None = None  # what the colours show, when not `matrix` itself
+
+    @property
+    def display(self) -> np.ndarray:
+        return self.matrix if self.colours is None else self.colours
 
     @property
     def key(self) -> tuple[str, int]:
@@ -306,10 +348,14 @@ def make_panel(data: StageData, kind: str, head: int | None) -> PanelView:
 
 
 def describe_stage(
-    data: StageData, stage: Stage | int | str, heads: Iterable[int] | None = None
+    data: StageData,
+    stage: Stage | int | str,
+    heads: Iterable[int] | None = None,
+    weights_range: str = "fixed",
 ) -> StageView:
     """What `stage` shows for `heads` (default: all). The colour scale always covers every
-    head, so one head's figure has the colours that head has in the window."""
+    head, so one head's figure has the colours that head has in the window.
+    `weights_range` picks what the weights' colours show (see `weights_colours`)."""
     s = as_stage(stage)
     c = data.config
     plan = PLANS[s.name]
@@ -323,6 +369,9 @@ def describe_stage(
         ]
         peaks += [peak(p.matrix) for p in everyone]
         panels = everyone if layer else [p for p in everyone if p.head in shown]
+        if plan.color == "weights" and weights_range != "fixed":
+            for p in panels:
+                p.colours = weights_colours(p.matrix, weights_range)
         rows.append(RowView(row.kind, caption(s, row.kind, c), panels))
     levels = stage_levels(s, peaks)
     return StageView(
@@ -333,7 +382,7 @@ def describe_stage(
         plan.color,
         levels,
         number_format(plan.color, levels),
-        plan.bar_label,
+        bar_label(s, weights_range),
     )
 
 

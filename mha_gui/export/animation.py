@@ -35,6 +35,7 @@ def stage_frames(
     width: int | None = None,
     theme_name: str = "light",
     colormap: str = theme.DEFAULT_COLORMAP,
+    weights_range: str = "fixed",
 ) -> list[Image.Image]:
     trace = session.run()
     w = int(width or DEFAULT_GIF_WIDTH)
@@ -49,6 +50,7 @@ def stage_frames(
                 theme_name=theme_name,
                 trace=trace,
                 colormap=colormap,
+                weights_range=weights_range,
             )
         )
         for s in STAGES
@@ -73,9 +75,16 @@ def write_gif(
     theme_name: str = "light",
     frame_ms: int = 1200,
     colormap: str = theme.DEFAULT_COLORMAP,
+    weights_range: str = "fixed",
 ) -> None:
     frames = stage_frames(
-        session, head=head, query=query, width=width, theme_name=theme_name, colormap=colormap
+        session,
+        head=head,
+        query=query,
+        width=width,
+        theme_name=theme_name,
+        colormap=colormap,
+        weights_range=weights_range,
     )
     # One shared adaptive palette keeps colours steady from frame to frame.
     thumbs = [f.resize((f.width // 3, f.height // 3), Image.Resampling.NEAREST) for f in frames]

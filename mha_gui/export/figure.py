@@ -23,12 +23,18 @@ scale without blur. Large matrices are the exception, by design:
 
 from __future__ import annotations
 
-import math
-
 from mha_gui import theme
 from mha_gui.engine.forward import Trace
 from mha_gui.engine.numbers import NumberFormat, number_format, pretty
 from mha_gui.engine.session import Session
+from mha_gui.export.drawing import (
+    DEFAULT_PNG_WIDTH,
+    pdf_writer,
+    render_drawing,
+    write_drawing_pdf,
+    write_drawing_png,
+    write_drawing_svg,
+)
 from mha_gui.export.layout import (
     CAPTION_PX,
     INFO_PX,
@@ -52,6 +58,8 @@ from mha_gui.export.text import (
 )
 
 __all__ = [  # what the handout, the GIF, the window and the tests use from here
+    "DEFAULT_PNG_WIDTH",
+    "pdf_writer",
     "CAPTION_PX",
     "INFO_PX",
     "MARGIN",
@@ -77,12 +85,20 @@ __all__ = [  # what the handout, the GIF, the window and the tests use from here
     "text_width",
 ]
 
-DEFAULT_PNG_WIDTH = 1600
-PNG_DPI = 192  # "2×" of a 96-dpi screen: a 1600 px figure is about 8.3 in wide
-PDF_POINTS_PER_UNIT = 0.5  # a 1600-unit figure is an 800 pt (28 cm) wide PDF page
+
+class StageFigure:
+    """A laid-out stage figure as a Drawing (see drawing.py): width, height, paint()."""
+
+    def __init__(self, layout: Layout):
+        self.layout = layout
+        self.width, self.height = layout.width, layout.height
+        self.title = f"{layout.scene.title}: {layout.scene.formula}"
+        self.description = f"{layout.scene.shapes}\n{layout.scene.info}"
+
+    def paint(self, painter, theme_name: str, colormap: str) -> None:
+        paint_scene(painter, self.layout, theme_name, colormap)
 
 
-# ---------------------------------------------------------------- back ends -------
 def figure_layout(
     session: Session,
     stage,
@@ -91,11 +107,17 @@ def figure_layout(
     query: int | None = None,
     vector: bool = False,
     trace: Trace | None = None,
+    weights_range: str = "fixed",
 ) -> Layout:
     ensure_app()
-    return layout_scene(
-        build_scene(session, stage, head=head, query=query, trace=trace), vector=vector
+    scene = build_scene(
+        session, stage, head=head, query=query, trace=trace, weights_range=weights_range
     )
+    return layout_scene(scene, vector=vector)
+
+
+def stage_figure(session: Session, stage, *, vector: bool, **kw) -> StageFigure:
+    return StageFigure(figure_layout(session, stage, vector=vector, **kw))
 
 
 def render_image(
@@ -108,108 +130,39 @@ def render_image(
     theme_name: str = "light",
     trace: Trace | None = None,
     colormap: str = theme.DEFAULT_COLORMAP,
+    weights_range: str = "fixed",
 ):
     """The figure as a QImage `width` px wide (default 1600), DPI metadata set."""
-    from PySide6.QtGui import QImage, QPainter
-
-    lay = figure_layout(session, stage, head=head, query=query, vector=False, trace=trace)
-    w = int(width or DEFAULT_PNG_WIDTH)
-    scale = w / lay.width
-    h = max(1, int(math.ceil(lay.height * scale)))
-    img = QImage(w, h, QImage.Format.Format_RGB32)
-    img.fill(_qcolor(theme.palette(theme_name).background))
-    dpm = int(round(PNG_DPI / 0.0254))
-    img.setDotsPerMeterX(dpm)
-    img.setDotsPerMeterY(dpm)
-    painter = QPainter(img)
-    try:
-        painter.scale(scale, scale)
-        paint_scene(painter, lay, theme_name, colormap)
-    finally:
-        painter.end()
-    return img
-
-
-def write_png(path, session, stage, **kw) -> None:
-    img = render_image(session, stage, **kw)
-    if not img.save(str(path), "PNG"):
-        raise OSError(f"could not write PNG to {path}")
-
-
-def write_svg(
-    path,
-    session: Session,
-    stage,
-    *,
-    head=None,
-    query=None,
-    width=None,
-    theme_name="light",
-    trace=None,
-    colormap=theme.DEFAULT_COLORMAP,
-) -> None:
-    from PySide6.QtCore import QRectF, QSize
-    from PySide6.QtSvg import QSvgGenerator
-
-    lay = figure_layout(session, stage, head=head, query=query, vector=True, trace=trace)
-    w = float(width or lay.width)
-    h = lay.height * w / lay.width
-    gen = QSvgGenerator()
-    gen.setFileName(str(path))
-    gen.setSize(QSize(int(round(w)), int(round(h))))
-    gen.setViewBox(QRectF(0, 0, lay.width, lay.height))
-    gen.setResolution(96)
-    gen.setTitle(f"{lay.scene.title}: {lay.scene.formula}")
-    gen.setDescription(f"{lay.scene.shapes}\n{lay.scene.info}\nmha-gui")
-    _paint_on(gen, "SVG", path, lay, theme_name, colormap)
-
-
-def _paint_on(device, kind: str, path, lay, theme_name, colormap, scale: float = 1.0) -> None:
-    """Paint a laid-out figure on a vector device (SVG generator, PDF writer)."""
-    from PySide6.QtGui import QPainter
-
-    painter = QPainter()
-    if not painter.begin(device):
-        raise OSError(f"could not write {kind} to {path}")
-    try:
-        painter.scale(scale, scale)
-        paint_scene(painter, lay, theme_name, colormap)
-    finally:
-        painter.end()
-
-
-def pdf_writer(path, width_pt: float, height_pt: float, title: str):
-    from PySide6.QtCore import QMarginsF, QSizeF
-    from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter
-
-    writer = QPdfWriter(str(path))
-    writer.setResolution(600)
-    writer.setCreator("mha-gui")
-    writer.setTitle(title)
-    size = QPageSize(
-        QSizeF(width_pt, height_pt), QPageSize.Unit.Point, "", QPageSize.SizeMatchPolicy.ExactMatch
+    fig = stage_figure(
+        session,
+        stage,
+        head=head,
+        query=query,
+        vector=False,
+        trace=trace,
+        weights_range=weights_range,
     )
-    # QPageSize keeps a custom size as given; Portrait means "do not swap".
-    portrait = QPageLayout.Orientation.Portrait
-    writer.setPageLayout(QPageLayout(size, portrait, QMarginsF(0, 0, 0, 0)))
-    return writer
+    return render_drawing(fig, width, theme_name, colormap)
 
 
-def write_pdf(
-    path,
-    session: Session,
-    stage,
-    *,
-    head=None,
-    query=None,
-    width=None,
-    theme_name="light",
-    trace=None,
-    colormap=theme.DEFAULT_COLORMAP,
-) -> None:
-    """One page exactly the figure's size (1 unit = 0.5 pt), all vector."""
-    lay = figure_layout(session, stage, head=head, query=query, vector=True, trace=trace)
-    wpt, hpt = lay.width * PDF_POINTS_PER_UNIT, lay.height * PDF_POINTS_PER_UNIT
-    writer = pdf_writer(path, wpt, hpt, f"{lay.scene.title}: {lay.scene.formula}")
-    scale = writer.resolution() / 72.0 * PDF_POINTS_PER_UNIT
-    _paint_on(writer, "PDF", path, lay, theme_name, colormap, scale)
+def _writer(vector: bool, write):
+    def write_stage(
+        path, session, stage, *, head=None, query=None, trace=None, weights_range="fixed", **kw
+    ) -> None:
+        fig = stage_figure(
+            session,
+            stage,
+            head=head,
+            query=query,
+            vector=vector,
+            trace=trace,
+            weights_range=weights_range,
+        )
+        write(path, fig, **kw)
+
+    return write_stage
+
+
+write_png = _writer(False, write_drawing_png)
+write_svg = _writer(True, write_drawing_svg)
+write_pdf = _writer(True, write_drawing_pdf)  # one page exactly the figure's size, vector

@@ -15,7 +15,9 @@ from pathlib import Path
 
 from mha_gui import theme
 from mha_gui.engine.session import Session, atomic_write, save_npz, save_session
+from mha_gui.engine.stage_panels import check_weights_range
 from mha_gui.engine.stages import Stage, stage_by_name
+from mha_gui.export.drawing import FigureOptions
 from mha_gui.theme import check_colormap
 
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
@@ -93,6 +95,10 @@ def export_to(
     decimals: int = 2,
     handout: bool = False,
     colormap: str = theme.DEFAULT_COLORMAP,
+    view: str = "stage",
+    key: int | None = None,
+    weights_range: str = "fixed",
+    against: Session | None = None,
 ) -> Path:
     """Write `path` (.png .svg .pdf .gif .tex .npz .json) and return it.
 
@@ -105,6 +111,9 @@ def export_to(
     so theme='dark' with handout=True is refused (ValueError) rather than ignored.
     `head=I` shows only head I; `query=J` outlines query row J. `width` is the PNG/GIF
     width in pixels (default 1600 for PNG, 1200 for GIF) or the SVG's nominal width.
+    `view` other than "stage" writes that registered view's figure (views/registry.py;
+    .png/.svg/.pdf only) with `key`, `against` and the stage/head/query;
+    `weights_range` ("fixed", "head", "row") is what the weights' colours show.
     """
     target, suffix, s = check_options(
         session,
@@ -119,6 +128,17 @@ def export_to(
         handout=handout,
     )
     check_colormap(colormap)  # (`theme` is the theme name here)
+    check_weights_range(weights_range)
+    if view != "stage":
+        return _export_view(
+            session,
+            target,
+            view,
+            FigureOptions(s.index, head or 0, query or 0, key, weights_range, against),
+            width=width,
+            theme_name=theme,
+            colormap=colormap,
+        )
     if suffix == ".json":
         return save_session(session, target)
     if suffix == ".npz":
@@ -132,7 +152,7 @@ def export_to(
     from mha_gui.export import figure
 
     figure.ensure_app()
-    kw = dict(head=head, query=query, colormap=colormap)
+    kw = dict(head=head, query=query, colormap=colormap, weights_range=weights_range)
     if suffix == ".gif":
         from mha_gui.export.animation import write_gif
 
@@ -156,6 +176,19 @@ def export_to(
             writer, tmp, session, s, width=width, trace=trace, theme_name=theme, **kw
         ),
     )
+
+
+def _export_view(session, target: Path, view: str, options, **kw) -> Path:
+    """A registered view's figure (the neuron view, token lines, …) as PNG/SVG/PDF."""
+    from mha_gui.engine.stage_panels import SessionData
+    from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS
+    from mha_gui.views.registry import view_drawing
+
+    suffix = target.suffix.lower()
+    if suffix not in FIGURE_SUFFIXES:
+        raise ValueError(f"--view {view} writes a figure: use {', '.join(FIGURE_SUFFIXES)}")
+    drawing = view_drawing(view, SessionData(session), options)
+    return atomic_write(target, lambda tmp: _checked(WRITERS[suffix], tmp, drawing, **kw))
 
 
 def _checked(writer, tmp: Path, *args, **kw) -> None:

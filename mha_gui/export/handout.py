@@ -30,6 +30,7 @@ def write_handout(
     query=None,
     decimals: int = 2,
     colormap: str = theme.DEFAULT_COLORMAP,
+    weights_range: str = "fixed",
 ) -> None:
     """Seven A4 pages (light theme: a handout is printed)."""
     from PySide6.QtCore import QRectF, Qt
@@ -48,7 +49,9 @@ def write_handout(
             painter.resetTransform()
             painter.scale(unit, unit)
             painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure._qcolor(pal.background))
-            scene = figure.build_scene(session, stage, head=head, query=query, trace=trace)
+            scene = figure.build_scene(
+                session, stage, head=head, query=query, trace=trace, weights_range=weights_range
+            )
             y = MARGIN
             inner = PAGE_W - 2 * MARGIN
             figure.draw_rich(painter, MARGIN, y, scene.title, 18, pal.text, True)

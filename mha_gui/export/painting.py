@@ -33,7 +33,7 @@ from mha_gui.export.text import _elide, _qcolor, draw_rich, make_font, rich_widt
 def _matrix_image(p: Panel, levels, lut, pal, upscale: int = 1):
     from PySide6.QtGui import QImage
 
-    rgb = theme.colors_for(p.matrix, levels, lut).astype(np.uint8)
+    rgb = theme.colors_for(p.display, levels, lut).astype(np.uint8)
     if p.blocked is not None:
         rgb[p.blocked] = [int(pal.blocked[i : i + 2], 16) for i in (1, 3, 5)]
     if upscale > 1:
@@ -228,7 +228,7 @@ def _paint_panel(
             )
 
     # cells
-    rgb = theme.colors_for(p.matrix, levels, lut)
+    rgb = theme.colors_for(p.display, levels, lut)
     blocked = p.blocked if p.blocked is not None else np.zeros(p.matrix.shape, bool)
     if g.raster:
         device_cell = cell * painter.transform().m11()

@@ -31,6 +31,11 @@ class Panel:
     query_row: int | None = None  # row outlined as the selected query
     col_blocks: list[tuple[int, int, int]] = field(default_factory=list)  # (start, stop, head)
     marked_block: int | None = None  # head whose column block is framed (concat)
+    colours: np.ndarray | None = None  # what the colours show when not `matrix` (weights range)
+
+    @property
+    def display(self) -> np.ndarray:
+        return self.matrix if self.colours is None else self.colours
 
 
 @dataclass
@@ -64,13 +69,14 @@ def build_scene(
     query: int | None = None,
     trace: Trace | None = None,
     data: StageData | None = None,
+    weights_range: str = "fixed",
 ) -> Scene:
     """What one stage shows. `head=I` shows only head I; otherwise all heads, with the
     session's inspected head (`session.view.head`) framed. `query=J` outlines row J.
     `data` (e.g. the window's document) replaces session + trace as the source."""
     data = data if data is not None else SessionData(session, trace)
     c = data.config
-    view = describe_stage(data, as_stage(stage), None if head is None else [head])
+    view = describe_stage(data, as_stage(stage), None if head is None else [head], weights_range)
     marked_head = head if head is not None else session.view.head
     mark = head is None and c.h > 1
     rows = []
@@ -87,6 +93,7 @@ def build_scene(
                 query if p.query_rows else None,
                 p.col_blocks,
                 marked_head if p.col_blocks else None,
+                p.colours,
             )
             for p in row.panels
         ]

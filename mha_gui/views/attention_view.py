@@ -26,9 +26,12 @@ from mha_gui.engine.stage_panels import (
     KINDS,
     LAYER_TITLES,
     PLANS,
+    bar_label,
+    check_weights_range,
     stage_format,
     stage_levels,
     symbol,
+    weights_colours,
 )
 from mha_gui.engine.stages import STAGES, stage_by_name
 from mha_gui.views.display_options import DisplayOptions
@@ -62,6 +65,7 @@ class AttentionView(DisplayOptions, QWidget):
         self._show_values = True
         self._zoom = 1.0
         self._colormap = theme.DEFAULT_COLORMAP
+        self._weights_range = "fixed"
         self._titles = TitleFitter()
         self.rebuild_count = 0
         self.update_count = 0
@@ -122,6 +126,12 @@ class AttentionView(DisplayOptions, QWidget):
         for scene in [self.scene, *self._scenes.values()]:
             for panel in scene.panels.values():
                 panel.set_show_values(self._show_values)
+
+    def set_weights_range(self, name: str) -> None:
+        """View ▸ Weights colour range: fixed 0–1, per-head or per-row maximum."""
+        if check_weights_range(name) != self._weights_range:
+            self._weights_range = name
+            self.rebuild()
 
     def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
         """The hover text of a cell: kind is X Q K V S A Z H Y C, head the query head."""
@@ -346,8 +356,9 @@ class AttentionView(DisplayOptions, QWidget):
         if ("H", -1) in scene.panels:
             self._add_concat_bands(scene.panels[("H", -1)], pal)
         scene.levels = self._stage_levels()
+        label = bar_label(scene.stage, self._weights_range)
         scene.colorbar = ColorBar(
-            lut, scene.levels, plan.bar_label, pal, self._zoom, self._format(scene.levels)
+            lut, scene.levels, label, pal, self._zoom, self._format(scene.levels)
         )
         scene.canvas.ci.addItem(scene.colorbar, row=0, col=ncols, rowspan=nrows)
         self._relabel()
@@ -419,6 +430,7 @@ class AttentionView(DisplayOptions, QWidget):
         relevel = levels != scene.levels
         scene.levels = levels
         fmt = self._format(levels)
+        weights = PLANS[self.stage_name].color == "weights"
         if relevel and scene.colorbar is not None:
             scene.colorbar.setLevels(levels, fmt)
         for (kind, head), panel in self.panels.items():
@@ -427,7 +439,9 @@ class AttentionView(DisplayOptions, QWidget):
             self.update_count += 1
             h = None if head < 0 else head
             masked = blocked if KINDS[kind].masked else None
-            panel.set_matrix(self._matrix(kind, h), levels, masked, fmt)
+            matrix = self._matrix(kind, h)
+            colours = weights_colours(matrix, self._weights_range) if weights else None
+            panel.set_matrix(matrix, levels, masked, fmt, colours)
 
     def _relabel(self) -> None:
         c, tokens = self.document.config, self.document.tokens

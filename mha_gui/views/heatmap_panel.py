@@ -377,17 +377,21 @@ class HeatmapPanel:
         levels: tuple[float, float],
         blocked: np.ndarray | None = None,
         fmt: NumberFormat | None = None,
+        colours: np.ndarray | None = None,
     ) -> None:
         """Show `matrix` (rows × cols) on `levels`; `blocked` cells are drawn grey with a ×
-        overlay; cell numbers print in `fmt` (default: the format of these levels)."""
+        overlay; cell numbers print in `fmt` (default: the format of these levels).
+        `colours`, when given, is what the colours show instead (the weights divided by a
+        head's or a row's maximum); the numbers printed are still `matrix`'s."""
         self.matrix = matrix
         self.levels = levels
         self.fmt = fmt if fmt is not None else number_format("values", levels)
-        if np.isfinite(matrix).all():  # only scores have -inf: skip the masked copy
-            np.copyto(self._display, matrix)
+        shown = matrix if colours is None else colours
+        if np.isfinite(shown).all():  # only scores have -inf: skip the masked copy
+            np.copyto(self._display, shown)
         else:
             mid = (levels[0] + levels[1]) / 2
-            np.copyto(self._display, np.where(np.isfinite(matrix), matrix, mid))
+            np.copyto(self._display, np.where(np.isfinite(shown), shown, mid))
         self.image.setImage(self._display, levels=levels, autoLevels=False)
         if blocked is not None and not blocked.any():
             blocked = None
@@ -424,7 +428,7 @@ class HeatmapPanel:
         if not self.labels or self.matrix is None:
             return
         visible = self._show_values and self._value_font_px >= 7
-        colours = theme.colors_for(self.matrix, self.levels, self.lut)
+        colours = theme.colors_for(self._display, self.levels, self.lut)
         for r, row in enumerate(self.labels):
             for c, item in enumerate(row):
                 if not visible:
