@@ -361,6 +361,24 @@ class Document(QObject):
             causal=bool(causal), label="Causal mask on" if causal else "Causal mask off"
         )
 
+    def set_ablated(self, head: int, off: bool) -> None:
+        """Switch query head `head` off (Z_i = 0) or back on, as one undo step."""
+        h = self.config.h
+        if not 0 <= head < h:
+            raise ValueError(f"head {head} is out of range: this layer has heads 0..{h - 1}")
+        heads = set(self.config.ablate)
+        heads = heads | {head} if off else heads - {head}
+        verb = "Switch off" if off else "Switch on"
+        self.set_config(ablate=tuple(sorted(heads)), label=f"{verb} head {head}")
+
+    def set_rope(self, on: bool, theta: float | None = None) -> None:
+        """Rotary position embeddings on or off (and their base θ), as one undo step;
+        ValueError (nothing changes) when d_k is odd or θ is not a positive number."""
+        changes: dict = {"rope": bool(on)}
+        if theta is not None:
+            changes["rope_theta"] = theta
+        self.set_config(label="RoPE on" if on else "RoPE off", **changes)
+
     def randomize(self, seed: int = 0, include_x: bool = False) -> None:
         fresh = random_parameters(self.config, seed=seed)
         params = (

@@ -1,0 +1,132 @@
+"""A widget that shows a Drawing (export/drawing.py) scaled to fit: the view on screen and
+its exported figure are then one picture, painted by one piece of code.
+
+A view subclasses `DrawingWidget` and implements `make_drawing()` from its document; the
+widget repaints on `refresh()` (coalesced: one rebuild per event-loop turn however many
+signals arrive), follows the display settings (theme, colour map, zoom) and maps mouse
+positions to drawing coordinates for hit-testing (`drawing.hit(x, y)` when the drawing
+has one).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from mha_gui import theme
+from mha_gui.export.text import _qcolor
+
+
+class DrawingWidget(QWidget):
+    """Paints `self.drawing` centred and scaled to the widget (never above `max_scale`)."""
+
+    hitClicked = Signal(object)  # noqa: N815 - Qt naming; what `drawing.hit` returned
+    max_scale = 1.0
+
+    def __init__(self, document, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.drawing = None
+        self.theme_name = "light"
+        self.colormap = theme.DEFAULT_COLORMAP
+        self.zoom = 1.0
+        self.rebuild_count = 0
+        self.setMouseTracking(True)
+        self.setMinimumSize(160, 120)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._rebuild)
+
+    # ------------------------------------------------------------ subclass API ----
+    def make_drawing(self):
+        """The Drawing of what this view shows now (subclasses implement it)."""
+        raise NotImplementedError
+
+    def refresh(self, *_args) -> None:
+        """Schedule a rebuild (connect document signals here)."""
+        self._timer.start()
+
+    # ---------------------------------------------------------- display settings --
+    def set_theme(self, name: str) -> None:
+        theme.palette(name)
+        self.theme_name = name
+        self.update()
+
+    def set_colormap(self, name: str) -> None:
+        self.colormap = theme.check_colormap(name)
+        self.update()
+
+    def set_zoom(self, factor: float) -> None:
+        self.zoom = float(factor)
+        self.refresh()
+
+    def set_show_values(self, show: bool) -> None:
+        """Drawings print their numbers whenever there is room; nothing to switch."""
+
+    # ----------------------------------------------------------------- painting ---
+    def _rebuild(self) -> None:
+        self.rebuild_count += 1
+        self.drawing = self.make_drawing()
+        self.update()
+
+    def transform(self) -> tuple[float, float, float]:
+        """(scale, x offset, y offset) that fit the drawing into the widget."""
+        d = self.drawing
+        if d is None or d.width <= 0 or d.height <= 0:
+            return 1.0, 0.0, 0.0
+        scale = min(self.width() / d.width, self.height() / d.height, self.max_scale * self.zoom)
+        return scale, (self.width() - d.width * scale) / 2, (self.height() - d.height * scale) / 2
+
+    def paintEvent(self, _event):  # noqa: N802 - Qt's name
+        if self.drawing is None:
+            self._rebuild()
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), _qcolor(theme.palette(self.theme_name).background))
+        if self.drawing is not None:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            scale, dx, dy = self.transform()
+            painter.translate(dx, dy)
+            painter.scale(scale, scale)
+            self.drawing.paint(painter, self.theme_name, self.colormap)
+        painter.end()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        if self.drawing is None:
+            return QSize(360, 260)
+        return QSize(int(self.drawing.width * 0.6), int(self.drawing.height * 0.6))
+
+    # -------------------------------------------------------------------- mouse ---
+    def to_drawing(self, pos) -> QPointF:
+        scale, dx, dy = self.transform()
+        return QPointF((pos.x() - dx) / scale, (pos.y() - dy) / scale)
+
+    def hit(self, pos):
+        """What the drawing has at a widget position (None without a `hit` method)."""
+        if self.drawing is None or not hasattr(self.drawing, "hit"):
+            return None
+        p = self.to_drawing(pos)
+        return self.drawing.hit(p.x(), p.y())
+
+    def mousePressEvent(self, event):  # noqa: N802 - Qt's name
+        if event.button() == Qt.MouseButton.LeftButton:
+            found = self.hit(event.position())
+            if found is not None:
+                self.hitClicked.emit(found)
+                return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event):  # noqa: N802 - Qt's name
+        found = self.hit(event.position())
+        tip = getattr(self.drawing, "tooltip", None)
+        text = tip(found) if (tip is not None and found is not None) else ""
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), text, self)
+        else:
+            QToolTip.hideText()
+        self.hovered(found)
+        super().mouseMoveEvent(event)
+
+    def hovered(self, found) -> None:
+        """Subclasses react to the item under the mouse (e.g. show one token's lines)."""
