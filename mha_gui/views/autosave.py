@@ -1,4 +1,7 @@
-"""Autosave files: one per running copy of the app, each remembering its original file.
+"""Autosave and crash recovery: unsaved work is written every AUTOSAVE_MS beside the
+settings, and offered back after a crash.
+
+Files — one per running copy of the app, each remembering its original file:
 
     <settings folder>/mha-gui-autosave-<pid>.json     the session (a normal session file)
     <settings folder>/mha-gui-autosave-<pid>.origin   {"path": "/where/it/came/from.json"}
@@ -8,6 +11,8 @@ After a crash, the newest autosave whose process is no longer running is "orphan
 offered back, with its original path (so Save writes where the user expects). An
 autosave of this very process id also counts as orphaned: it can only come from an
 earlier run whose id the system has reused.
+
+The file functions need no Qt; `Recovery` is the main window's part (timer and prompt).
 """
 
 from __future__ import annotations
@@ -19,6 +24,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from PySide6.QtCore import QDateTime, QTimer
+from PySide6.QtWidgets import QMessageBox
+
+from mha_gui.engine.session import load_session, save_session
+from mha_gui.views.display_settings import qsettings
+
+AUTOSAVE_MS = 30000
 PREFIX = "mha-gui-autosave"
 LEGACY_NAME = f"{PREFIX}.json"  # before per-process names: treated as orphaned
 _NAME = re.compile(rf"^{PREFIX}-(\d+)\.json$")
@@ -110,3 +122,96 @@ def orphaned(folder: Path) -> list[Autosave]:
         found.append((mtime, Autosave(data, pid, read_origin(data))))
     found.sort(key=lambda item: item[0], reverse=True)
     return [a for _, a in found]
+
+
+def autosave_folder() -> Path:
+    """Beside the settings file (so tests, which move the settings, never touch home)."""
+    return Path(qsettings().fileName()).parent
+
+
+def autosave_path() -> Path:
+    """This running copy's autosave (its process id is in the name)."""
+    return data_path(autosave_folder())
+
+
+class Recovery:
+    """Mixin for the main window (needs `document`, `show_message`, `_update_title`):
+    `start_autosave()` once built, `stop_autosave()` on a clean close, `autosave()` and
+    `offer_recovery()`."""
+
+    def start_autosave(self) -> None:
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setInterval(AUTOSAVE_MS)
+        self._autosave_timer.timeout.connect(self.autosave)
+        self._autosave_timer.start()
+        self.document.fileStateChanged.connect(self._drop_autosave_if_clean)
+
+    def stop_autosave(self) -> None:
+        """The work is saved or discarded: no more autosaves, and this one goes."""
+        self._autosave_timer.stop()
+        self._drop_autosave()
+
+    def autosave(self) -> Path | None:
+        """Write unsaved work beside the settings, so a crash loses at most a few seconds.
+
+        The file name carries this process's id (two running copies never share one) and
+        a small `.origin` file beside it remembers which file the work belongs to.
+        """
+        if not self.document.is_modified:
+            return None
+        path = autosave_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_origin(path, self.document.path)
+            return save_session(self.document.session, path)
+        except (OSError, ValueError) as exc:
+            self.show_message(f"Autosave failed: {exc}")
+            return None
+
+    def _drop_autosave(self) -> None:
+        Autosave(autosave_path(), os.getpid(), None).remove()
+
+    def _drop_autosave_if_clean(self) -> None:
+        if not self.document.is_modified:
+            self._drop_autosave()
+
+    def offer_recovery(self) -> bool:
+        """After a crash: offer the newest orphaned autosave back. True if recovered.
+
+        Autosaves of copies of the app that are still running are left alone. The
+        recovered work keeps its original file name (Save writes there) and stays
+        marked as modified.
+        """
+        found = orphaned(autosave_folder())
+        if not found:
+            return False
+        lost = found[0]
+        when = QDateTime.fromSecsSinceEpoch(int(lost.data.stat().st_mtime)).toString(
+            "yyyy-MM-dd hh:mm"
+        )
+        what = f"your changes to {lost.origin.name}" if lost.origin else "some changes"
+        answer = QMessageBox.question(
+            self,
+            "Recover unsaved work",
+            f"mha-gui was closed without saving {what} (autosaved {when}).\nRecover them?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+            QMessageBox.StandardButton.Yes,
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            lost.remove()
+            return False
+        try:
+            session = load_session(lost.data)
+        except (OSError, ValueError) as exc:
+            QMessageBox.critical(self, "Cannot recover", f"{lost.data}:\n{exc}")
+            lost.remove()
+            return False
+        self.document.open_session(session, path=lost.origin)
+        self.document.undo_stack.resetClean()  # recovered work is not saved anywhere yet
+        self._update_title()
+        self.autosave()  # now this process's autosave holds it …
+        if lost.data != autosave_path():
+            lost.remove()  # … and the orphan can go
+        where = f" of {lost.origin}" if lost.origin else ""
+        self.show_message(f"Recovered the autosaved work{where}: save it to keep it")
+        return True

@@ -1,16 +1,33 @@
-"""Theme, colour map and projector zoom for the heatmap views, set by the View menu.
+"""Theme, colour map, projector zoom and "show values" for the heatmap views.
 
 The attention view and the query strip react to these the same way — validate, store,
-rebuild once — so the rule lives here once.
+rebuild once — so the rule lives here once. `bind_display(settings)` subscribes a view
+to a DisplaySettings model (views/display_settings.py): it applies the current values
+and every later change through the view's set_theme / set_colormap / set_zoom /
+set_show_values. A view lacking one of them fails when bound, never silently.
 """
 
 from __future__ import annotations
 
 from mha_gui import theme
 
+# What a heatmap view follows: each name calls the view's `set_<name>`.
+DISPLAY_SETTINGS = ("theme", "colormap", "zoom", "show_values")
+
+
+def bind_display(view, settings, names: tuple[str, ...] = DISPLAY_SETTINGS) -> None:
+    """Subscribe `view` to the settings `names` (through its `set_<name>` methods)."""
+    for name in names:
+        settings.follow(name, getattr(view, f"set_{name}"))
+
 
 class DisplayOptions:
-    """Mixin for a view with `_theme`, `_colormap`, `_zoom` and a `rebuild()` method."""
+    """Mixin for a view with `_theme`, `_colormap`, `_zoom`, `_show_values`, `rebuild()`
+    and `set_show_values()`."""
+
+    def bind_display(self, settings) -> None:
+        """Follow a DisplaySettings: current values now, every change later."""
+        bind_display(self, settings)
 
     def set_theme(self, name: str) -> None:
         theme.palette(name)  # validates

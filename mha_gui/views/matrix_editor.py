@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from mha_gui import theme
 from mha_gui.engine.parameters import VALUE_LIMIT
 from mha_gui.engine.values import format_value, parse_block, to_tsv
+from mha_gui.views.display_options import bind_display
 from mha_gui.views.matrix_model import KV, MatrixModel
 
 _drag_ids = itertools.count(1)
@@ -521,6 +522,10 @@ class MatrixEditor(QWidget):
         if self.bias_table is not None and self.bias_model.exists():
             hint = self.bias_table.sizeHint()
             self.bias_table.setFixedHeight(hint.height())
+
+    def bind_display(self, settings) -> None:
+        """Follow a DisplaySettings' colour map (the tints follow the palette by themselves)."""
+        bind_display(self, settings, ("colormap",))
 
     def set_colormap(self, name: str) -> None:
         """Tint the cells with another colour map (View ▸ Colormap)."""

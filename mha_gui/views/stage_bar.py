@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui import theme
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.views.display_options import bind_display
 from mha_gui.views.flow_layout import FlowLayout
 
 PLAY_INTERVAL_MS = 1200
@@ -286,6 +287,10 @@ class StageBar(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._apply_fonts()
+
+    def bind_display(self, settings) -> None:
+        """Follow a DisplaySettings' theme (the fonts follow the application's zoom)."""
+        bind_display(self, settings, ("theme",))
 
     def set_theme(self, name: str) -> None:
         # a palette, not a style sheet: style sheets stop the labels following the zoom
