@@ -40,14 +40,18 @@ def _build_window(session: Session, path: Path | None, preset_name: str | None):
     return MainWindow(document)
 
 
-def run_app(session_path=None, preset=None) -> int:
-    """Open the app on a session file or a preset; the exit status of the event loop.
+def run_app(session_path=None, preset=None, session: Session | None = None) -> int:
+    """Open the app on a session file, a preset or a Session (e.g. a real model's layer);
+    the exit status of the event loop.
 
     A bad file or preset name: one line on stderr, exit status 2, no window.
     """
     name = str(preset or DEFAULT_PRESET).strip().lower()
+    from_preset = session is None and not session_path
     try:
-        if session_path:
+        if session is not None:
+            path = None
+        elif session_path:
             session, path = load_session(session_path), Path(session_path)
         else:
             session, path = load_preset(name), None
@@ -67,7 +71,7 @@ def run_app(session_path=None, preset=None) -> int:
     from mha_gui.resources import icon_path
 
     app.setWindowIcon(QIcon(icon_path()))
-    window = _build_window(session, path, None if path else name)
+    window = _build_window(session, path, name if from_preset else None)
     window.show()
     from PySide6.QtCore import QTimer
 

@@ -58,6 +58,10 @@ def _add_source(p: argparse.ArgumentParser) -> None:
         "--preset", help=f"a preset name (see `mha-gui presets`); default {DEFAULT_PRESET}"
     )
     src.add_argument("--session", metavar="FILE", help="a saved session (.json)")
+    src.add_argument(
+        "--model", metavar="DIR", help="a Hugging Face model folder (with --layer and --text)"
+    )
+    _add_model_options(p)
     r = p.add_argument_group("options of the 'random' preset")
     r.add_argument("--seed", type=_non_negative_int, help="random seed (default 0)")
     r.add_argument("--tokens", type=_positive_int, help="number of tokens n (default 5)")
@@ -68,6 +72,49 @@ def _add_source(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rope-theta", type=_rope_theta, metavar="T", help="RoPE's base θ (implies --rope)"
     )
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    m = p.add_argument_group("options of --model (GPT-2, BERT, Llama, Mistral, Qwen2)")
+    m.add_argument(
+        "--layer", type=_layer_number, metavar="L", help="layer index from 0 (-1: the last)"
+    )
+    m.add_argument("--text", help="the sentence to run the model on (its tokenizer.json)")
+    m.add_argument(
+        "--token-ids", type=_id_list, metavar="I,J,...", help="token ids instead of --text"
+    )
+
+
+def _layer_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def _id_list(text: str) -> list[int]:
+    """An argparse type: comma-separated token ids, e.g. `464,3797,3332`."""
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isascii() and p.isdigit() for p in parts):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma-separated list of token ids (e.g. 464,3797,3332)"
+        )
+    return [int(p) for p in parts]
+
+
+def _model_session(args) -> Session | None:
+    """The session of `--model DIR --layer L --text ...` (or --token-ids)."""
+    if args.model is None:
+        if args.layer is not None or args.text is not None or args.token_ids is not None:
+            raise CliError("--layer, --text and --token-ids go with --model DIR")
+        return None
+    if args.layer is None:
+        raise CliError("--model needs --layer L (the layer index, from 0)")
+    if (args.text is None) == (args.token_ids is None):
+        raise CliError('--model needs either --text "a sentence" or --token-ids 1,2,3')
+    from mha_gui.engine.models import open_layer
+
+    return open_layer(args.model, args.layer, text=args.text, token_ids=args.token_ids)
 
 
 def _rope_theta(text: str) -> float:
@@ -155,7 +202,11 @@ def _session_from(args) -> Session:
         )
         if v is not None
     }
-    if args.session:
+    session = _model_session(args)
+    if session is not None:
+        if random_opts:
+            raise CliError("--seed/--tokens/--d-model/--heads only go with --preset random")
+    elif args.session:
         if random_opts:
             raise CliError("--seed/--tokens/--d-model/--heads only go with --preset random")
         session = load_session(args.session)
@@ -214,7 +265,8 @@ def info_text(session: Session) -> str:
             ("b_O", "", (c.d_model,)),
         ]
     scale = "1/√d_k" if c.scale is None else f"{c.scale:g}"
-    out = [
+    out = [f"source: {session.source}"] if session.source else []
+    out += [
         f"{c.variant}: n={c.n} tokens, d_model={c.d_model}, h={c.h} query heads, "
         f"h_kv={c.h_kv} K/V heads, d_k={c.d_k}, d_v={c.d_v}",
         f"scale={scale} ({c.effective_scale:.4g}), causal={'yes' if c.causal else 'no'}, "
@@ -306,9 +358,17 @@ def cmd_open(argv: list[str]) -> int:
     p = _Parser(prog="mha-gui", description="Open the simulator window.")
     p.add_argument("session", nargs="?", metavar="SESSION_FILE", help="a saved session (.json)")
     p.add_argument("--preset", help=f"start from a preset (default {DEFAULT_PRESET})")
+    p.add_argument("--model", metavar="DIR", help="open a layer of a Hugging Face model folder")
+    _add_model_options(p)
     args = p.parse_args(argv)
-    if args.session and args.preset:
-        raise CliError("give either a SESSION_FILE or --preset, not both")
+    if sum(x is not None for x in (args.session, args.preset, args.model)) > 1:
+        raise CliError("give one of SESSION_FILE, --preset or --model")
+    model_session = _model_session(args)  # a bad folder, layer or text fails before any window
+    if model_session is not None:
+        _check_display()
+        from mha_gui.app import run_app
+
+        return run_app(session=model_session)
     if args.session and not Path(args.session).exists() and Path(args.session).suffix != ".json":
         raise CliError(
             f"unrecognized command or missing file {args.session!r} "
