@@ -14,13 +14,14 @@ import sys
 from pathlib import Path
 
 from mha_gui import __version__
+from mha_gui.cli_learning import LEARNING_COMMANDS, add_learning_parsers
 from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
 from mha_gui.engine.session import Session, ViewState, load_session
 from mha_gui.engine.stages import STAGE_NAMES, STAGES, stage_by_name
 from mha_gui.engine.stats import human, layer_stats
 from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
 
-SUBCOMMANDS = ("presets", "info", "export")
+SUBCOMMANDS = ("presets", "info", "export", *LEARNING_COMMANDS)
 EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
 
 
@@ -188,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="suffix picks the format: " + " ".join(EXPORT_SUFFIXES),
     )
+    add_learning_parsers(sub, _add_source)
     return parser
 
 
@@ -430,7 +432,8 @@ def main(argv: list[str] | None = None) -> int:
         if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help", "--version"):
             return cmd_open(argv)
         args = build_parser().parse_args(argv)
-        return {"presets": cmd_presets, "info": cmd_info, "export": cmd_export}[args.command](args)
+        commands = {"presets": cmd_presets, "info": cmd_info, "export": cmd_export}
+        return {**commands, **LEARNING_COMMANDS}[args.command](args)
     except BrokenPipeError:  # `mha-gui info | head`: the reader left, nothing to report
         return 0
     except (CliError, ValueError, OSError) as exc:

@@ -15,6 +15,7 @@ teacher's tolerance. A hint is the cell's hover explanation with its result repl
     ex.cells[0].label            # "A_1[2,0]"
     ex.submit(0, "0.42")         # Verdict(correct=True, ...); bad text raises ValueError
     ex.hint(0), ex.reveal(0)     # the formula with numbers / the answer (counts as wrong)
+    ex.solutions[0]              # the worked solution, result included
     ex.score.text                # "1 of 4"
     ex.is_hidden("A", 1, 2, 0)   # for the window: draw an empty box there
 """
@@ -116,20 +117,23 @@ def answer_text(cell: Cell, fmt: NumberFormat) -> str:
     return f"{cell.label} = {text}" + (f" ×10^{fmt.exponent}" if fmt.exponent else "")
 
 
-def hint_text(session: Session, cell: Cell, trace=None, stage=None) -> str:
-    """The stage's formula, then the cell's explanation with its result replaced by "?"."""
-    t = trace if trace is not None else session.run()
-    c = session.config
-    explained = explain_cell(
+def worked_text(session: Session, cell: Cell, trace=None) -> str:
+    """The worked solution: the cell's hover explanation, result included."""
+    return explain_cell(
         cell.kind,
         cell.head,
         cell.row,
         cell.col,
-        trace=t,
+        trace=trace if trace is not None else session.run(),
         params=session.params,
-        config=c,
+        config=session.config,
         tokens=session.tokens,
     )
+
+
+def hint_text(session: Session, cell: Cell, trace=None, stage=None) -> str:
+    """The stage's formula, then the cell's explanation with its result replaced by "?"."""
+    explained = worked_text(session, cell, trace)
     first, newline, rest = explained.partition("\n")
     main, gap, note = first.partition("   (")
     result = f"= {num(cell.value)}"
@@ -138,7 +142,7 @@ def hint_text(session: Session, cell: Cell, trace=None, stage=None) -> str:
     text = main + gap + note + newline + rest
     if stage is None:
         return text
-    return f"{formula_for(as_stage(stage), c)}\n{text}"
+    return f"{formula_for(as_stage(stage), session.config)}\n{text}"
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,7 @@ class Exercise:
     fmt: NumberFormat
     tolerance: float
     hints: list[str]
+    solutions: list[str]  # worked solutions (the explanation with its result)
     answers: dict[int, float] = field(default_factory=dict)
     results: dict[int, bool] = field(default_factory=dict)
     revealed: set[int] = field(default_factory=set)
@@ -247,4 +252,5 @@ def make_exercise(
     else:
         tol = float(tolerance)
     hints = [hint_text(session, cell, t, s) for cell in chosen]
-    return Exercise(s, int(seed), chosen, fmt, tol, hints)
+    solutions = [worked_text(session, cell, t) for cell in chosen]
+    return Exercise(s, int(seed), chosen, fmt, tol, hints, solutions)
