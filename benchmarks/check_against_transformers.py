@@ -91,6 +91,20 @@ def families(vocab: dict[str, int]):
         "byte",
     )
     yield (
+        "gpt2 (scale ÷ layer+1, relu)",
+        tf.GPT2LMHeadModel,
+        tf.GPT2Config(
+            vocab_size=vocab["byte"],
+            n_embd=48,
+            n_layer=3,
+            n_head=4,
+            n_positions=64,
+            scale_attn_by_inverse_layer_idx=True,
+            activation_function="relu",
+        ),
+        "byte",
+    )
+    yield (
         "bert",
         tf.BertForMaskedLM,
         tf.BertConfig(

@@ -29,6 +29,9 @@ class FoundModel:
     def supported(self) -> bool:
         return self.model_type in SUPPORTED
 
+    def __fspath__(self) -> str:  # open_layer(found, ...) works like open_layer(found.path)
+        return str(self.path)
+
 
 def cache_folders(environ: dict | None = None) -> list[Path]:
     """Where the hub cache may be, most specific first (duplicates removed)."""

@@ -79,7 +79,7 @@ def test_discover_models_in_the_hub_cache(tmp_path, monkeypatch):
     ]
     gpt2 = found[1]
     assert gpt2.revision == "abc123" and describe_model(gpt2.path).name == "gpt2"
-    assert open_layer(gpt2.path, 0, text="the cat").source == "gpt2 · layer 0 of 3"
+    assert open_layer(gpt2, 0, text="the cat").source == "gpt2 · layer 0 of 3"
     # HF_HOME/hub and ~/.cache/huggingface/hub are looked at too
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     for key in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
