@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mha_gui.cli import main
-from mha_gui.engine import load_preset, load_session, save_session
+from mha_gui.engine import Session, load_preset, load_session, save_session
 from mha_gui.engine.exercises import pick_cells
 from mha_gui.export.worksheet import plan_worksheets
 
@@ -200,3 +200,18 @@ def test_help_lists_the_subcommands(capsys, command):
     with pytest.raises(SystemExit):
         main([command, "--help"])
     assert "--out" in capsys.readouterr().out
+
+
+def test_worksheet_plan_operands_and_greyed_cells():
+    toy = load_preset("toy")
+    causal = Session(toy.config.with_changes(causal=True), toy.tokens, toy.params)
+    sheet = plan_worksheets(causal, "projections", 6, 1)[0]
+    assert sheet.given[0].title == "X" and not any(t.muted for t in sheet.given + sheet.fill)
+    sheet = plan_worksheets(causal, "weights", 3, 1)[0]
+    assert {t.title for t in sheet.given} <= {"S_0", "S_1"}
+    assert all(len(t.muted) == 6 for t in sheet.given + sheet.fill)  # 4·3/2 blocked pairs
+    boxes = sorted(n for t in sheet.fill for n in t.boxes.values())
+    assert boxes == [1, 2, 3] and len(sheet.key) == 3
+    roped = Session(toy.config.with_changes(rope=True), toy.tokens, toy.params)
+    sheet = plan_worksheets(roped, "scores", 2, 0)[0]
+    assert all("after RoPE" in t.title for t in sheet.given)

@@ -17,12 +17,13 @@ flows back through S_i = scale · Q_i K_gᵀ, Q_i = X W_i^Q + b_i^Q, K_g = X W_g
 The smallest possible loss is the entropy of T̂'s rows (0 for one-hot rows), reached only
 in the limit of infinitely sharp scores: `Trainer.floor` holds it.
 
-Something the gradients teach: **the key bias b_g^K always gets a zero gradient.** It adds
-q_j · b_g^K · scale to every score of row j — the same constant across the row — and a
-softmax does not change when a row is shifted by a constant. So no target can ever be
-reached or missed through b^K (the query bias b^Q, by contrast, does matter: it is dotted
-with different keys). With RoPE the key bias is rotated differently at every position, so
-it is no longer a per-row constant and its gradient is generally not zero.
+Something the gradients teach: **without RoPE the key bias b_g^K gets a zero gradient,
+whatever the numbers and the target.** It adds q_j · b_g^K · scale to every score of row
+j — the same constant across the row — and a softmax does not change when a row is
+shifted by a constant. So no target can ever be reached or missed through b^K (the query
+bias b^Q, by contrast, does matter: it is dotted with different keys). With RoPE the key
+bias is rotated differently at every position, so it is no longer a per-row constant and
+its gradient is generally not zero.
 
 Pure functions and small state objects, for the window's train panel and `mha-gui train`:
 
@@ -67,7 +68,6 @@ PLATEAU_HINT = (
     "The loss has stopped falling far above its minimum: this head sits in a basin it "
     "cannot leave by small steps. Re-initialise its W^Q/W^K with a seed and train again."
 )
-TRAINED_NAMES = ("W_Q", "W_K", "b_Q", "b_K")
 
 
 class TrainingDiverged(ValueError):
@@ -211,7 +211,7 @@ class _Rotation:
 
 def _rope_of(session: Session) -> _Rotation | None:
     c = session.config
-    if not getattr(c, "rope", False):
+    if not c.rope:
         return None
     return _Rotation(c.rope_spec, c.n, c.d_k)
 
@@ -421,7 +421,9 @@ class Trainer:
     gradient steps and returns their losses (each measured before its step); `losses`
     holds the whole curve, ending with the loss of the current parameters. `changed()`
     gives the full W_Q/W_K (b_Q/b_K) arrays to apply as one undo step; `session()` a
-    copy of the session with them applied.
+    copy of the session with them applied. `weights` is the head's current n×n A_i (for a
+    live weights panel), `floor` the lowest loss the target allows, `plateau` whether to
+    show PLATEAU_HINT. The learning rate defaults to `default_lr(config, optimizer)`.
     """
 
     def __init__(

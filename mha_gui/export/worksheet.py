@@ -96,13 +96,14 @@ def _sheet(session: Session, trace, ex: Exercise, number: int) -> Sheet:
     fill: dict[tuple[str, int], list[int]] = {}
     for i, cell in enumerate(ex.cells):
         for title, m, rows, cols in _operands(session, trace, cell):
-            given.setdefault(title, _table(title, m, rows, cols, trace.mask, None))
+            mask = trace.mask if title[:2] in ("S_", "A_") else None  # hatch S and A only
+            given.setdefault(title, _table(title, m, rows, cols, mask, None))
         fill.setdefault((cell.kind, -1 if cell.head is None else cell.head), []).append(i)
     tables = []
     for (kind, head), indices in fill.items():
         first = ex.cells[indices[0]]
         m, rows, cols = _matrix(session, trace, kind, None if head < 0 else head)
-        table = _table(first.symbol, m, rows, cols, trace.mask if kind in "SA" else None, ex)
+        table = _table(first.symbol, m, rows, cols, trace.mask if kind in ("S", "A") else None, ex)
         table.boxes = {(ex.cells[i].row, ex.cells[i].col): i + 1 for i in indices}
         tables.append(table)
     for t in tables:
@@ -146,7 +147,7 @@ def _setting(session: Session) -> str:
         f"d_k={c.d_k}, d_v={c.d_v}, scale {scale}",
         "causal mask" if c.causal else "",
         "extra mask" if session.mask is not None and session.mask.any() else "",
-        f"RoPE θ={c.rope_theta:g}" if getattr(c, "rope", False) else "",
+        f"RoPE θ={c.rope_theta:g}" if c.rope else "",
         "biases" if c.bias else "",
     ]
     toks = list(session.tokens)
