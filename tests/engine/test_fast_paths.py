@@ -1,0 +1,115 @@
+"""The paths forward() takes at real sizes, forced on small layers and checked the same way.
+
+At n=512 forward() packs the projections into one GEMM, runs scores → softmax → A·V one
+row block at a time in several threads, and takes its big arrays from recycled memory.
+Random small layers never reach those sizes, so here the thresholds are set to zero and
+every result is compared with the plain per-head reference again.
+"""
+
+import sys
+from unittest import mock
+
+import numpy as np
+from hypothesis import given, settings
+
+from mha_gui.engine import buffers, forward
+from tests.engine.reference import reference_forward
+from tests.engine.test_forward_properties import FIELDS, _close
+from tests.engine.test_rope import rope_layers
+
+fm = sys.modules["mha_gui.engine.forward"]
+
+
+def forced():
+    """Every fast path on, whatever the size (and small row blocks: several per head)."""
+    return mock.patch.multiple(fm, FUSE_ABOVE_BYTES=0, PACK_ABOVE=0, BLOCK_BYTES=16)
+
+
+@settings(max_examples=200, deadline=None)
+@given(rope_layers())
+def test_fast_paths_match_the_reference(case):
+    arrays, options, rope = case
+    with forced():
+        t = forward(**arrays, **options, rope=(rope["theta"], rope["scaling"]))
+    ref = reference_forward(**arrays, **options, rope=rope)
+    for name in FIELDS:
+        _close(getattr(t, name), ref[name])
+    _close(t.q_rot, ref["q_rot"])
+
+
+def test_a_real_size_equals_the_step_by_step_path():
+    """n=300, 4 heads (above the fusing threshold), GQA, causal, an extra mask, ablation."""
+    rng = np.random.default_rng(7)
+    n, d, h, kv = 300, 32, 4, 2
+    args = dict(
+        x=rng.normal(size=(n, d)),
+        w_q=rng.normal(size=(h, d, 8)),
+        w_k=rng.normal(size=(kv, d, 8)),
+        w_v=rng.normal(size=(kv, d, 6)),
+        w_o=rng.normal(size=(h * 6, d)),
+        b_q=rng.normal(size=(h, 8)),
+        b_k=rng.normal(size=(kv, 8)),
+        b_v=rng.normal(size=(kv, 6)),
+        mask=rng.random((n, n)) < 0.1,
+        causal=True,
+        rope=True,
+        ablate=[2],
+    )
+    args["mask"][5] = True  # a query with every key blocked
+    fast = forward(**args)
+    with mock.patch.multiple(fm, FUSE_ABOVE_BYTES=1 << 60, PACK_ABOVE=1 << 60):
+        plain = forward(**args)
+    for name in (*FIELDS, "q_rot", "k_rot"):
+        _close(getattr(fast, name), getattr(plain, name))
+    assert not fast.weights[:, 5].any() and not fast.heads[2].any()
+
+
+def test_recycled_memory_never_changes_a_live_trace():
+    def layer(seed):
+        r = np.random.default_rng(seed)
+        shapes = ((256, 64), (4, 64, 16), (4, 64, 16), (4, 64, 16), (64, 64))
+        return [r.normal(size=s) for s in shapes]
+
+    first = forward(*layer(1))
+    kept = {name: getattr(first, name).copy() for name in FIELDS}
+    row = first.weights[1, 3]  # a view: keeps first's memory busy after `first` is gone
+    row_copy = row.copy()
+    for seed in range(2, 6):
+        forward(*layer(seed))  # made and dropped: its memory goes back to the pool
+        for name in FIELDS:
+            np.testing.assert_array_equal(getattr(first, name), kept[name])
+    del first
+    for seed in range(6, 9):
+        forward(*layer(seed))
+    np.testing.assert_array_equal(row, row_copy)
+
+
+def test_recycled_memory_is_reused_and_can_be_released():
+    big = buffers.empty((512, 1024), np.float64)  # 4 MB
+    address = big.ctypes.data
+    view = big[3]
+    del big
+    assert buffers.empty((512, 1024), np.float64).ctypes.data != address  # view alive
+    del view
+    again = buffers.empty((1024, 512), np.float64)
+    assert again.ctypes.data == address and again.flags.c_contiguous and again.flags.writeable
+    del again
+    assert buffers.idle_bytes() >= 4 * 1024 * 1024
+    buffers.release()
+    assert buffers.idle_bytes() == 0
+    small = buffers.empty((3, 4), np.float32)
+    assert small.shape == (3, 4) and small.dtype == np.float32
+
+
+def test_out_reuse_and_float32_on_the_fast_paths():
+    rng = np.random.default_rng(3)
+    shapes = ((200, 48), (6, 48, 8), (3, 48, 8), (3, 48, 8), (48, 48))
+    args = [(rng.normal(size=s) / 7).astype(np.float32) for s in shapes]
+    with forced():
+        t = forward(*args, causal=True)
+        again = forward(*args, causal=True, out=t)
+    ref = reference_forward(*[a.astype(np.float64) for a in args], causal=True)
+    assert again is t and t.output.dtype == np.float32
+    top = np.abs(ref["output"]).max()
+    np.testing.assert_allclose(t.output, ref["output"], rtol=1e-4, atol=1e-5 * top)
+    np.testing.assert_allclose(t.weights, ref["weights"], rtol=2e-4, atol=2e-5)
