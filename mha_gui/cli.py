@@ -183,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("--frame-ms", type=_positive_int, default=1200, help="GIF frame time")
     exp.add_argument("--decimals", type=_non_negative_int, default=2, help="LaTeX decimals")
     exp.add_argument("--handout", action="store_true", help="with .pdf: one page per stage")
+    _add_view_options(exp)
     exp.add_argument(
         "--out",
         required=True,
@@ -191,6 +192,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_learning_parsers(sub, _add_source)
     return parser
+
+
+def _add_view_options(exp: argparse.ArgumentParser) -> None:
+    v = exp.add_argument_group("views besides the stage figure (.png .svg .pdf)")
+    v.add_argument(
+        "--view", default="stage", metavar="NAME", help="stage (default) or another view's figure"
+    )
+    v.add_argument("--key", type=_non_negative_int, help="key token (the neuron view)")
+    v.add_argument(
+        "--range",
+        dest="weights_range",
+        choices=("fixed", "head", "row"),
+        default="fixed",
+        help="colour range of the weights: fixed 0-1, per-head or per-row maximum",
+    )
+    v.add_argument("--against", metavar="OTHER.json", help="the session to compare with (diff)")
+
+
+def _view_options(args, session: Session) -> dict:
+    """--view/--key/--range/--against, checked against the session (exit 2 on errors)."""
+    if args.key is not None and args.key >= session.config.n:
+        n = session.config.n
+        raise CliError(f"--key {args.key} is out of range: this layer has tokens 0..{n - 1}")
+    against = None
+    if args.against is not None:
+        against = load_session(args.against)
+    return dict(view=args.view, key=args.key, weights_range=args.weights_range, against=against)
 
 
 def _session_from(args) -> Session:
@@ -351,6 +379,7 @@ def cmd_export(args) -> int:
         decimals=args.decimals,
         handout=args.handout,
         colormap=args.colormap,
+        **_view_options(args, session),
     )
     print(f"wrote {out}")
     return 0

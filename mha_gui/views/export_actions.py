@@ -179,7 +179,7 @@ class ExportActions(QObject):
 
     def _export(self, path: Path, **options) -> Path | None:
         try:
-            out = export_to(self.document.session, path, **options)
+            out = export_to(self.document.snapshot(), path, **options)
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message box
             QMessageBox.critical(self.window, "Export failed", f"{path.name}: {exc}")
             return None
@@ -244,12 +244,13 @@ class ExportActions(QObject):
     def figure_image(self, head=None):
         d = self.defaults()
         return render_image(
-            self.document.session,
+            self.document.snapshot(),
             d["stage"],
             head=head,
             query=d["query"],
             theme_name=d["theme"],
             colormap=d["colormap"],
+            trace=self.document.trace(),
         )
 
     def copy_figure(self, head=None) -> None:
@@ -287,7 +288,7 @@ class ExportActions(QObject):
 
     def _add_block_entry(self, menu: QMenu, view, query: int, key: int) -> None:
         tokens = self.document.tokens
-        mask = self.document.session.mask
+        mask = self.document.mask
         blocked = mask is not None and bool(mask[query, key])
         pair = f"“{tokens[query]}” → “{tokens[key]}”"
         if view.causal_blocks(query, key):
