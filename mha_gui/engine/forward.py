@@ -398,6 +398,9 @@ class _ParallelHeads:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # One parallel section at a time: two overlapping BLAS limits could restore each
+        # other's "previous" setting and leave BLAS on one thread for good.
+        self._section = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
         self._controller = None
         self._ready = False
@@ -429,7 +432,7 @@ class _ParallelHeads:
         bounds = [round(i * h / workers) for i in range(workers + 1)]
         chunks = [range(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
         args = (q, k, v, scale, blocked, scores, weights, heads_out, ablate)
-        with self._controller.limit(limits=1, user_api="blas"):
+        with self._section, self._controller.limit(limits=1, user_api="blas"):
             futures = [self._pool.submit(attend_step, *args, c) for c in chunks[1:]]
             try:
                 attend_step(*args, chunks[0])

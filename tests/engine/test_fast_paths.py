@@ -7,9 +7,11 @@ every result is compared with the plain per-head reference again.
 """
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 
 from mha_gui.engine import buffers, forward
@@ -113,3 +115,18 @@ def test_out_reuse_and_float32_on_the_fast_paths():
     top = np.abs(ref["output"]).max()
     np.testing.assert_allclose(t.output, ref["output"], rtol=1e-4, atol=1e-5 * top)
     np.testing.assert_allclose(t.weights, ref["weights"], rtol=2e-4, atol=2e-5)
+
+
+def test_concurrent_forwards_agree_and_leave_blas_threads_as_they_were():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    before = [i["num_threads"] for i in threadpoolctl.threadpool_info()]
+    rng = np.random.default_rng(11)
+    shapes = ((128, 32), (4, 32, 8), (4, 32, 8), (4, 32, 8), (32, 32))
+    layers = [[rng.normal(size=s) for s in shapes] for _ in range(6)]
+    with forced():
+        expect = [forward(*a).output for a in layers]
+        with ThreadPoolExecutor(3) as pool:
+            got = list(pool.map(lambda a: forward(*a).output, layers * 3))
+    for i, out in enumerate(got):
+        np.testing.assert_array_equal(out, expect[i % 6])
+    assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
