@@ -7,6 +7,7 @@ local Hugging Face folder (no torch, nothing downloaded) and opened as a Session
     info = describe_model(path)                 # ModelInfo: family, n_layers, n_heads, ...
     session = open_layer(path, 5, text="The cat sat on the mat")   # layer 5 (0-based)
     grid = attention_maps(path, text="...")    # grid.weights: (layers, h, n, n)
+    session = grid.session(3)                   # a clicked layer, no blocks run again
 """
 
 from mha_gui.engine.models.cache import FoundModel, cache_folders, discover_models

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -175,9 +175,10 @@ def _residual_streams(arch, ids, last: int, progress: Progress, on_attention=Non
     total = last + 1
     for layer in range(last):
         params = arch.attention_weights(layer)
-        trace = arch.attend(layer, arch.attention_input(layer, x), params)
+        x_attn = arch.attention_input(layer, x)
+        trace = arch.attend(layer, x_attn, params)
         if on_attention is not None:
-            on_attention(layer, trace)
+            on_attention(layer, x_attn, trace)
         x = arch.after_attention(layer, x, trace.output)
         if progress is not None:
             progress(layer + 1, total)
@@ -198,14 +199,23 @@ def open_layer(
     Raises ValueError with one readable sentence for any bad folder, file, layer or text.
     """
     info, arch, ids, labels, (layer,) = _open(path, text, token_ids, [layer])
-    config = layer_config(info, layer, len(ids))
+    layer_config(info, layer, len(ids))  # refuse a layer too large before any work
     x = _residual_streams(arch, ids, layer, progress)
-    x_attn = arch.attention_input(layer, x)
-    params = Parameters(X=x_attn, **arch.attention_weights(layer))
+    session = _layer_session(arch, layer, arch.attention_input(layer, x), labels)
     if progress is not None:
         progress(layer + 1, layer + 1)
+    return session
+
+
+def _layer_session(arch, layer: int, x_attn: np.ndarray, labels: list[str]) -> Session:
+    info, n = arch.info, x_attn.shape[0]
+    params = Parameters(X=x_attn, **arch.attention_weights(layer))
     return Session(
-        config, labels, params, mask=arch.mask(layer, len(ids)), source=info.source(layer)
+        layer_config(info, layer, n),
+        labels,
+        params,
+        mask=arch.mask(layer, n),
+        source=info.source(layer),
     )
 
 
@@ -218,10 +228,18 @@ class ModelAttention:
     tokens: list[str]
     layers: tuple[int, ...]
     weights: np.ndarray  # (len(layers), h, n, n) float32, rows sum to 1
+    inputs: dict[int, np.ndarray] = field(repr=False)  # layer → X of its attention
+    _arch: object = field(repr=False)
 
     def of(self, layer: int) -> np.ndarray:
         """The (h, n, n) weights of model layer `layer`."""
         return self.weights[self.layers.index(layer)]
+
+    def session(self, layer: int) -> Session:
+        """Layer `layer` as a Session, like `open_layer`, without running the blocks again."""
+        if layer not in self.inputs:
+            raise ValueError(f"layer {layer} is not among the maps' layers {list(self.layers)}")
+        return _layer_session(self._arch, layer, self.inputs[layer].copy(), list(self.tokens))
 
 
 def attention_maps(
@@ -238,7 +256,7 @@ def attention_maps(
     if not wanted:
         raise ValueError("no layers asked for")
     n = len(ids)
-    need = len(wanted) * info.n_heads * n * n * 4
+    need = len(wanted) * (info.n_heads * n * n * 4 + n * info.d_model * 8)
     if need > MAX_MEMORY_BYTES:
         raise ValueError(
             f"the attention maps of {len(wanted)} layers × {info.n_heads} heads on {n} tokens "
@@ -246,14 +264,17 @@ def attention_maps(
             f"tokens or layers"
         )
     out = np.empty((len(wanted), info.n_heads, n, n), dtype=np.float32)
+    inputs: dict[int, np.ndarray] = {}
 
-    def keep(layer, trace):
+    def keep(layer, x_attn, trace):
         if layer in wanted:
             out[wanted.index(layer)] = trace.weights
+            inputs[layer] = x_attn
 
     x = _residual_streams(arch, ids, wanted[-1], progress, keep)
     last = wanted[-1]
-    keep(last, arch.attend(last, arch.attention_input(last, x), arch.attention_weights(last)))
+    x_attn = arch.attention_input(last, x)
+    keep(last, x_attn, arch.attend(last, x_attn, arch.attention_weights(last)))
     if progress is not None:
         progress(last + 1, last + 1)
-    return ModelAttention(info, ids, labels, wanted, out)
+    return ModelAttention(info, ids, labels, wanted, out, inputs, arch)

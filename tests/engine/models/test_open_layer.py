@@ -40,6 +40,10 @@ def test_every_layer_matches_the_reference(tmp_path, family):
     assert maps.weights.shape == (cfg_layers(cfg), *expected[0][1].shape)
     for layer, (_, a, _) in enumerate(expected):
         assert rel(maps.of(layer), a) < 1e-4
+    # a click on the grid opens the layer without running the blocks again
+    last = len(expected) - 1
+    again, direct = maps.session(last), open_layer(tmp_path, last, text=SENTENCE)
+    assert np.array_equal(again.params.X, direct.params.X) and again.source == direct.source
 
 
 def cfg_layers(cfg) -> int:
@@ -166,5 +170,9 @@ def test_progress_is_reported_per_block(tmp_path):
     open_layer(tmp_path, 2, text=SENTENCE, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (3, 3) and seen[0] == (1, 3)
     seen.clear()
-    attention_maps(tmp_path, text=SENTENCE, layers=[0, 1], progress=lambda *a: seen.append(a))
-    assert seen[-1] == (2, 2)
+    maps = attention_maps(
+        tmp_path, text=SENTENCE, layers=[0, 1], progress=lambda *a: seen.append(a)
+    )
+    assert seen[-1] == (2, 2) and maps.layers == (0, 1)
+    with pytest.raises(ValueError, match=r"layer 2 is not among the maps' layers \[0, 1\]"):
+        maps.session(2)
