@@ -8,8 +8,8 @@
 # As root (CI), it also runs inside a private mount namespace where the Python
 # installations it can find (the standard library and site-packages folders named in
 # MHA_SMOKE_HIDE, set by the Makefile, and the system's /usr/lib/python3*) are covered
-# by empty folders, so a bundle that reached for them
-# would fail. Checks: `presets`, `info`, an export of every format with the right magic
+# by empty folders, so a bundle that reached for them would fail. Checks: `presets`,
+# `info`, the resources in the bundle, an export of every format with the right magic
 # bytes, two bad inputs (exit 2, one stderr line `mha-gui: error: ...`, no file left),
 # and the window staying up 3 s offscreen.
 set -uo pipefail
@@ -77,6 +77,18 @@ if out=$(run --version 2>&1) && [[ $out == "mha-gui "* ]]; then
 else
     fail "--version: $out"
 fi
+
+# -- the run-time resources (the window icon) are in the bundle --------------------------
+resources=$(cd "$(dirname "$0")/../resources" && pwd)
+for src in "$resources"/*; do
+    case $src in *.py | *.md) continue ;; esac
+    copy=$(find "$(dirname "$exe")" -path "*/mha_gui/resources/$(basename "$src")" | head -1)
+    if [[ -n $copy ]] && cmp -s "$src" "$copy"; then
+        pass "resource ${copy#"$(dirname "$exe")"/}"
+    else
+        fail "resource $(basename "$src") is not in the bundle as mha_gui/resources/"
+    fi
+done
 
 # -- every export format -----------------------------------------------------------------
 # suffix, extra arguments, the file's first bytes in hex (or "text:<string it contains>")
