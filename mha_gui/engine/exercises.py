@@ -18,6 +18,7 @@ teacher's tolerance. A hint is the cell's hover explanation with its result repl
     ex.solutions[0]              # the worked solution, result included
     ex.score.text                # "1 of 4"
     ex.is_hidden("A", 1, 2, 0)   # for the window: draw an empty box there
+    ex.panel_blanks("A", 1)      # {(row, col): index} of one panel's hidden cells
 """
 
 from __future__ import annotations
@@ -182,17 +183,37 @@ class Exercise:
     answers: dict[int, float] = field(default_factory=dict)
     results: dict[int, bool] = field(default_factory=dict)
     revealed: set[int] = field(default_factory=set)
+    group_size: int = 1  # query heads per K/V head (config.group_size)
+
+    def _shows(self, cell: Cell, kind: str, head: int | None) -> bool:
+        """Whether panel (kind, head) shows `cell`: K/V panels of every query head of a
+        group show that group's matrix."""
+        if cell.kind != kind:
+            return False
+        if cell.head == head:
+            return True
+        per = self.group_size
+        shared = kind in ("K", "V") and head is not None and cell.head is not None
+        return shared and cell.head // per == head // per
 
     def index(self, kind: str, head: int | None, row: int, col: int) -> int | None:
         """The index of the hidden cell at (kind, head, row, col), or None if it shows."""
-        key = (kind, -1 if head is None else head, row, col)
         for i, cell in enumerate(self.cells):
-            if cell.key == key:
+            if cell.row == row and cell.col == col and self._shows(cell, kind, head):
                 return i
         return None
 
     def is_hidden(self, kind: str, head: int | None, row: int, col: int) -> bool:
         return self.index(kind, head, row, col) is not None
+
+    def panel_blanks(self, kind: str, head: int | None) -> dict[tuple[int, int], int]:
+        """{(row, col): cell index} of the hidden cells of one panel (PanelView.kind and
+        .head), so a view can blank its cells in one pass."""
+        return {
+            (cell.row, cell.col): i
+            for i, cell in enumerate(self.cells)
+            if self._shows(cell, kind, head)
+        }
 
     def submit(self, i: int, answer) -> Verdict:
         """Check the student's answer to cell `i` and remember it. Text that is not a
@@ -253,4 +274,6 @@ def make_exercise(
         tol = float(tolerance)
     hints = [hint_text(session, cell, t, s) for cell in chosen]
     solutions = [worked_text(session, cell, t) for cell in chosen]
-    return Exercise(s, int(seed), chosen, fmt, tol, hints, solutions)
+    return Exercise(
+        s, int(seed), chosen, fmt, tol, hints, solutions, group_size=session.config.group_size
+    )

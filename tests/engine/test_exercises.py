@@ -125,3 +125,19 @@ def test_unknown_stage_and_rope_layers():
     np.testing.assert_allclose(
         sorted(x.value for x in ex.cells), np.sort(s.run().scores.ravel()), atol=0
     )
+
+
+def test_panel_blanks_and_shared_kv_panels():
+    gqa = load_preset("gqa")  # 8 query heads share 2 K/V heads (4 each)
+    ex = make_exercise(gqa, "projections", blanks=30, seed=4)
+    k_cells = [c for c in ex.cells if c.kind == "K"]
+    assert k_cells
+    for head in range(gqa.config.h):  # every K panel of a group shows the group's blanks
+        sym = f"K_{gqa.config.kv_group(head)}"
+        expected = {(c.row, c.col) for c in k_cells if c.symbol == sym}
+        assert set(ex.panel_blanks("K", head)) == expected
+        for r, c in expected:
+            assert ex.is_hidden("K", head, r, c)
+    assert {c.symbol for c in k_cells} == {"K_0", "K_1"}
+    q_blanks = ex.panel_blanks("Q", 0)
+    assert q_blanks == {(c.row, c.col): i for i, c in enumerate(ex.cells) if c.key[:2] == ("Q", 0)}
