@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -48,12 +49,47 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
     return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * weight
 
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+ERF_STEP = 1.0 / 32  # grid of the Taylor table; |dx| ≤ 1/64
+ERF_TERMS = 10
+
+
+@cache
+def _erf_table() -> np.ndarray:
+    """Row n, column i: erf⁽ⁿ⁾(x_i)/n! at x_i = i/32 on [0, 6] (row 0: erf itself).
+
+    erf⁽ⁿ⁾(x) = (2/√π)·(−1)ⁿ⁻¹·Hₙ₋₁(x)·e^(−x²) with the physicists' Hermite polynomials.
+    """
+    grid = np.arange(0.0, 6.0 + ERF_STEP, ERF_STEP)
+    table = np.empty((ERF_TERMS + 1, len(grid)))
+    for i, x in enumerate(grid):
+        table[0, i] = math.erf(x)
+        hermite = [1.0, 2.0 * x]
+        for k in range(1, ERF_TERMS):
+            hermite.append(2.0 * x * hermite[k] - 2.0 * k * hermite[k - 1])
+        g = 2.0 / math.sqrt(math.pi) * math.exp(-x * x)
+        for n in range(1, ERF_TERMS + 1):
+            table[n, i] = g * (-1) ** (n - 1) * hermite[n - 1] / math.factorial(n)
+    return table
+
+
+def erf(x: np.ndarray) -> np.ndarray:
+    """The error function, vectorised: a 10-term Taylor series about the nearest multiple
+    of 1/32 (math.erf there). Within 3e-16 of math.erf everywhere (a test checks it), and
+    ~3× faster than calling math.erf per element; erf(±6) is ±1 in float64."""
+    table = _erf_table()
+    a = np.minimum(np.abs(x), 6.0)
+    idx = np.rint(a * (1.0 / ERF_STEP)).astype(np.intp)
+    dx = a - idx * ERF_STEP
+    out = table[ERF_TERMS][idx]
+    for n in range(ERF_TERMS - 1, -1, -1):
+        out *= dx
+        out += table[n][idx]
+    return np.copysign(out, x)
 
 
 def gelu_erf(x: np.ndarray) -> np.ndarray:
     """x·Φ(x) with the exact error function (BERT's "gelu")."""
-    return 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:

@@ -3,10 +3,13 @@ independent reference: X, the attention weights and the attention output (rel. <
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 from mha_gui.engine.models import attention_maps, describe_model, open_layer, tokenize
+from mha_gui.engine.models.families import erf
 from tests.engine.models.builders import SENTENCE, build_model, encode
 from tests.engine.models.reference_models import reference_layers
 
@@ -176,3 +179,13 @@ def test_progress_is_reported_per_block(tmp_path):
     assert seen[-1] == (2, 2) and maps.layers == (0, 1)
     with pytest.raises(ValueError, match=r"layer 2 is not among the maps' layers \[0, 1\]"):
         maps.session(2)
+
+
+def test_vectorised_erf_matches_math_erf():
+    """BERT's exact GELU: the vectorised erf is math.erf to the last bit or two."""
+    xs = np.concatenate([np.linspace(-8, 8, 400_001), [0.0, -0.0, 1e-300, -1e-12, 5.99, 6.01]])
+    expected = np.array([math.erf(v) for v in xs])
+    got = erf(xs)
+    assert np.abs(got - expected).max() <= 2.3e-16
+    small = np.abs(xs) < 0.1
+    assert (np.abs(got - expected)[small] <= 3e-16 * np.abs(expected[small]) + 1e-300).all()
