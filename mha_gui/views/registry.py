@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from mha_gui.export.drawing import FigureOptions
 
 # One line per view or action module: importing it registers it.
-VIEW_MODULES: tuple[str, ...] = ()
+VIEW_MODULES: tuple[str, ...] = (
+    "mha_gui.views.neuron_view",
+    "mha_gui.views.line_view",
+)
 
 __all__ = ["ActionSpec", "FigureOptions", "ViewSpec", "register_action", "register_view"]
 
