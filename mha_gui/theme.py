@@ -35,7 +35,7 @@ def head_text_color(i: int, theme_name: str = "light") -> str:
     """A head's colour for text on the theme's background: mixed toward black (light
     theme) or white (dark theme) just enough to read across a room — e.g. Okabe–Ito
     orange on white or blue on #1e1f22 alone are too faint for a title."""
-    rgb = np.array([int(head_color(i)[k : k + 2], 16) for k in (1, 3, 5)], float)
+    rgb = _hex_rgb(head_color(i))
     dark = theme_name == "dark"
     background = _hex_rgb(palette(theme_name).background)
     target = 255.0 if dark else 0.0
@@ -115,9 +115,8 @@ PRGN = _lut(
 # probabilities white (0) to black (1).
 GREY_SIGNED = _lut([(0.0, "#1a1a1a"), (0.5, "#9a9a9a"), (1.0, "#ffffff")])
 GREY_SEQUENTIAL = _lut([(0.0, "#ffffff"), (1.0, "#1a1a1a")])
-COLORMAPS = {"diverging": DIVERGING, "sequential": SEQUENTIAL}
 
-# View ▸ Colormap: name → (menu label, signed-value LUT, probability LUT).
+# View ▸ Colormap: name → (menu label, values LUT, weights LUT).
 COLORMAP_CHOICES = {
     "diverging": ("Blue–white–red (diverging)", DIVERGING, SEQUENTIAL),
     "prgn": ("Purple–green (PRGn, colour-blind safe)", PRGN, SEQUENTIAL),
@@ -132,21 +131,35 @@ def check_colormap(name: str) -> str:
     return name
 
 
+# The two colour classes of every heatmap: "values" (signed numbers, a diverging map on
+# symmetric levels) and "weights" (probabilities, a sequential map on 0..1).
+COLOR_KINDS = ("values", "weights")
+_KIND_ALIASES = {"signed": "values"}  # the older name, still accepted
+
+
+def color_kind(kind: str) -> str:
+    """"values" or "weights" ("signed" is accepted for "values"); ValueError otherwise."""
+    kind = _KIND_ALIASES.get(kind, kind)
+    if kind not in COLOR_KINDS:
+        raise ValueError(f"unknown colour kind {kind!r}; choose values or weights")
+    return kind
+
+
 def colormap_for(kind: str, colormap: str = DEFAULT_COLORMAP) -> np.ndarray:
-    """'weights' are probabilities (sequential); everything else is signed (diverging).
+    """The LUT of a colour kind: sequential for "weights", diverging for "values".
 
     `colormap` picks one of COLORMAP_CHOICES (default: blue–white–red).
     """
-    _label, signed, weights = COLORMAP_CHOICES[check_colormap(colormap)]
-    return weights if kind == "weights" else signed
+    _label, values, weights = COLORMAP_CHOICES[check_colormap(colormap)]
+    return weights if color_kind(kind) == "weights" else values
 
 
 def levels_for(kind: str, *arrays: np.ndarray) -> tuple[float, float]:
-    """Fixed colour levels: 0..1 for weights, symmetric ±max|finite| otherwise.
+    """Fixed colour levels: 0..1 for "weights", symmetric ±max|finite| for "values".
 
     Never auto-levels: a constant matrix or a row of -inf must still get sane levels.
     """
-    if kind == "weights":
+    if color_kind(kind) == "weights":
         return (0.0, 1.0)
     peak = 0.0
     for a in arrays:

@@ -23,32 +23,32 @@ class FlowLayout(QLayout):
         self._h, self._v = h_spacing, v_spacing
 
     # ---------------------------------------------------------------- QLayout API ---
-    def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 - Qt's name
+    def addItem(self, item: QLayoutItem) -> None:
         self._items.append(item)
 
     def count(self) -> int:
         return len(self._items)
 
-    def itemAt(self, index: int):  # noqa: N802 - Qt's name
+    def itemAt(self, index: int):
         return self._items[index] if 0 <= index < len(self._items) else None
 
-    def takeAt(self, index: int):  # noqa: N802 - Qt's name
+    def takeAt(self, index: int):
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
-    def expandingDirections(self):  # noqa: N802 - Qt's name
+    def expandingDirections(self):
         return Qt.Orientation(0)
 
-    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+    def hasHeightForWidth(self) -> bool:
         return True
 
-    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+    def heightForWidth(self, width: int) -> int:
         return self._do_layout(QRect(0, 0, width, 0), apply=False)
 
-    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt's name
+    def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
         self._do_layout(rect, apply=True)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         m = self.contentsMargins()
         width = sum(self._hint(i).width() for i in self._visible()) + self._h * max(
             0, len(self._visible()) - 1
@@ -56,7 +56,7 @@ class FlowLayout(QLayout):
         height = max((self._hint(i).height() for i in self._visible()), default=0)
         return QSize(width + m.left() + m.right(), height + m.top() + m.bottom())
 
-    def minimumSize(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSize(self) -> QSize:
         # The height it needs at the width it gets comes from heightForWidth; as a
         # minimum, the height of everything wrapped at the narrowest width would make the
         # window taller than the screen, so the minimum is one line.

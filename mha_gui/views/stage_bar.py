@@ -71,12 +71,12 @@ class WrapLabel(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setWordWrap(True)
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         m = self.contentsMargins()
         width = self.fontMetrics().horizontalAdvance(self.text()) + 4 + m.left() + m.right()
         return QSize(width, self.heightForWidth(width))
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         fm = self.fontMetrics()
         word = max((fm.horizontalAdvance(w) for w in self.text().split()), default=0)
         return QSize(word + 4, fm.height())
@@ -93,18 +93,18 @@ class ElidedLabel(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def minimumSizeHint(self) -> QSize:
         fm = self.fontMetrics()
         return QSize(fm.horizontalAdvance("Softmax normalises…"), fm.height())
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         fm = self.fontMetrics()
         return QSize(fm.horizontalAdvance(self.text()) + 4, fm.height())
 
     def is_elided(self) -> bool:
         return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
 
-    def paintEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def paintEvent(self, event) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
         text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
@@ -128,95 +128,95 @@ class StageBar(QWidget):
         self.setObjectName("stageBar")
         last = len(STAGES) - 1
 
-        self.prevButton = QPushButton("◀ Previous")
-        self.prevButton.setObjectName("stagePrevious")
-        self.prevButton.setToolTip("Previous stage (←)")
-        self.playButton = QPushButton("▶ Play")
-        self.playButton.setObjectName("stagePlay")
-        self.playButton.setCheckable(True)
-        self.playButton.setToolTip(f"Step through the stages, {PLAY_INTERVAL_MS / 1000:g} s each")
-        self.nextButton = QPushButton("Next ▶")
-        self.nextButton.setObjectName("stageNext")
-        self.nextButton.setToolTip("Next stage (→)")
+        self.prev_button = QPushButton("◀ Previous")
+        self.prev_button.setObjectName("stagePrevious")
+        self.prev_button.setToolTip("Previous stage (←)")
+        self.play_button = QPushButton("▶ Play")
+        self.play_button.setObjectName("stagePlay")
+        self.play_button.setCheckable(True)
+        self.play_button.setToolTip(f"Step through the stages, {PLAY_INTERVAL_MS / 1000:g} s each")
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.setObjectName("stageNext")
+        self.next_button.setToolTip("Next stage (→)")
 
-        self.stageSlider = QSlider(Qt.Orientation.Horizontal)
-        self.stageSlider.setObjectName("stageSlider")
-        self.stageSlider.setRange(0, last)
-        self.stageSlider.setPageStep(1)
-        self.stageSlider.setTickPosition(QSlider.TickPosition.TicksBelow)
-        self.stageSlider.setTickInterval(1)
-        self.stageSlider.setMinimumWidth(140)
-        self.stageSlider.setAccessibleName("Calculation stage")
+        self.stage_slider = QSlider(Qt.Orientation.Horizontal)
+        self.stage_slider.setObjectName("stageSlider")
+        self.stage_slider.setRange(0, last)
+        self.stage_slider.setPageStep(1)
+        self.stage_slider.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.stage_slider.setTickInterval(1)
+        self.stage_slider.setMinimumWidth(140)
+        self.stage_slider.setAccessibleName("Calculation stage")
 
         # title, formula and shapes are never cut: on a very narrow bar they wrap instead
-        self.titleLabel = WrapLabel()
-        self.titleLabel.setObjectName("stageTitle")
+        self.title_label = WrapLabel()
+        self.title_label.setObjectName("stageTitle")
         # the sentence may be cut (…) on a narrow window; the full text is its tooltip
-        self.whatLabel = ElidedLabel()
-        self.whatLabel.setObjectName("stageWhat")
+        self.what_label = ElidedLabel()
+        self.what_label.setObjectName("stageWhat")
 
-        self.formulaLabel = WrapLabel()
-        self.formulaLabel.setObjectName("stageFormula")
-        self.formulaLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.shapesLabel = WrapLabel()
-        self.shapesLabel.setObjectName("stageShapes")
-        self.shapesLabel.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.formula_label = WrapLabel()
+        self.formula_label.setObjectName("stageFormula")
+        self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.shapes_label = WrapLabel()
+        self.shapes_label.setObjectName("stageShapes")
+        self.shapes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        self.headSelector = QComboBox()
-        self.headSelector.setObjectName("headSelector")
-        self.headSelector.setAccessibleName("Inspect head")
-        self.headSelector.setToolTip("Inspect head: highlights its panel; the others stay visible")
-        self.querySelector = QComboBox()
-        self.querySelector.setObjectName("querySelector")
-        self.querySelector.setAccessibleName("Query token")
-        self.querySelector.setToolTip("Query token: outlines its row in every head")
-        self.querySelector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.head_selector = QComboBox()
+        self.head_selector.setObjectName("headSelector")
+        self.head_selector.setAccessibleName("Inspect head")
+        self.head_selector.setToolTip("Inspect head: highlights its panel; the others stay visible")
+        self.query_selector = QComboBox()
+        self.query_selector.setObjectName("querySelector")
+        self.query_selector.setAccessibleName("Query token")
+        self.query_selector.setToolTip("Query token: outlines its row in every head")
+        self.query_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         head_label = QLabel("Inspect &head")
-        head_label.setBuddy(self.headSelector)
+        head_label.setBuddy(self.head_selector)
         query_label = QLabel("&Query token")
-        query_label.setBuddy(self.querySelector)
+        query_label.setBuddy(self.query_selector)
 
-        self.headSelector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.head_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
 
         # Two flowing lines that wrap on a narrow window or a big zoom instead of
         # widening it: [navigation · title · selectors] and [formula · shapes · sentence].
-        nav = _group(self.prevButton, self.playButton, self.nextButton, (self.stageSlider, 1))
+        nav = _group(self.prev_button, self.play_button, self.next_button, (self.stage_slider, 1))
         nav.setObjectName("stageNavigation")
         nav.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        selectors = _group(head_label, self.headSelector, 6, query_label, self.querySelector)
+        selectors = _group(head_label, self.head_selector, 6, query_label, self.query_selector)
         selectors.setObjectName("stageSelectors")
-        self.topFlow = FlowLayout(h_spacing=14)
-        for w in (nav, self.titleLabel, selectors):
-            self.topFlow.addWidget(w)
-        self.bottomFlow = FlowLayout(h_spacing=24)
-        for w in (self.formulaLabel, self.shapesLabel, self.whatLabel):
-            self.bottomFlow.addWidget(w)
+        self.top_flow = FlowLayout(h_spacing=14)
+        for w in (nav, self.title_label, selectors):
+            self.top_flow.addWidget(w)
+        self.bottom_flow = FlowLayout(h_spacing=24)
+        for w in (self.formula_label, self.shapes_label, self.what_label):
+            self.bottom_flow.addWidget(w)
 
         box = QVBoxLayout(self)
         box.setContentsMargins(6, 4, 6, 4)
         box.setSpacing(2)
-        box.addLayout(self.topFlow)
-        box.addLayout(self.bottomFlow)
+        box.addLayout(self.top_flow)
+        box.addLayout(self.bottom_flow)
 
         self._apply_fonts()
 
-        self.playTimer = QTimer(self)
-        self.playTimer.setInterval(PLAY_INTERVAL_MS)
-        self.playTimer.timeout.connect(self._play_step)
+        self.play_timer = QTimer(self)
+        self.play_timer.setInterval(PLAY_INTERVAL_MS)
+        self.play_timer.timeout.connect(self._play_step)
 
-        self.prevShortcut = QShortcut(QKeySequence(Qt.Key.Key_Left), self)
-        self.nextShortcut = QShortcut(QKeySequence(Qt.Key.Key_Right), self)
-        for sc in (self.prevShortcut, self.nextShortcut):
+        self.prev_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Left), self)
+        self.next_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Right), self)
+        for sc in (self.prev_shortcut, self.next_shortcut):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
-        self.prevShortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Left, -1))
-        self.nextShortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Right, +1))
+        self.prev_shortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Left, -1))
+        self.next_shortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Right, +1))
 
-        self.prevButton.clicked.connect(self.previous_stage)
-        self.nextButton.clicked.connect(self.next_stage)
-        self.playButton.toggled.connect(self.set_playing)
-        self.stageSlider.valueChanged.connect(document.set_stage)
-        self.headSelector.currentIndexChanged.connect(self._head_picked)
-        self.querySelector.currentIndexChanged.connect(self._query_picked)
+        self.prev_button.clicked.connect(self.previous_stage)
+        self.next_button.clicked.connect(self.next_stage)
+        self.play_button.toggled.connect(self.set_playing)
+        self.stage_slider.valueChanged.connect(document.set_stage)
+        self.head_selector.currentIndexChanged.connect(self._head_picked)
+        self.query_selector.currentIndexChanged.connect(self._query_picked)
 
         document.viewChanged.connect(self._sync_view)
         document.configChanged.connect(self._sync_all)
@@ -236,18 +236,18 @@ class StageBar(QWidget):
         if playing:
             if self.document.view.stage >= len(STAGES) - 1:
                 self.document.set_stage(0)
-            self.playTimer.start()
+            self.play_timer.start()
         else:
-            self.playTimer.stop()
-        if self.playButton.isChecked() != playing:
-            self.playButton.blockSignals(True)
-            self.playButton.setChecked(playing)
-            self.playButton.blockSignals(False)
-        self.playButton.setText("❚❚ Pause" if playing else "▶ Play")
+            self.play_timer.stop()
+        if self.play_button.isChecked() != playing:
+            self.play_button.blockSignals(True)
+            self.play_button.setChecked(playing)
+            self.play_button.blockSignals(False)
+        self.play_button.setText("❚❚ Pause" if playing else "▶ Play")
 
     @property
     def playing(self) -> bool:
-        return self.playTimer.isActive()
+        return self.play_timer.isActive()
 
     def _play_step(self) -> None:
         self.next_stage()
@@ -274,16 +274,16 @@ class StageBar(QWidget):
     def _apply_fonts(self) -> None:
         """Title, formula and shapes larger than the rest (they follow the zoom)."""
         for label, factor, bold in (
-            (self.titleLabel, 1.25, True),
-            (self.formulaLabel, 1.6, False),
-            (self.shapesLabel, 1.2, False),
+            (self.title_label, 1.25, True),
+            (self.formula_label, 1.6, False),
+            (self.shapes_label, 1.2, False),
         ):
             font = QFont(self.font())
             font.setPointSizeF(self.font().pointSizeF() * factor)
             font.setBold(bold)
             label.setFont(font)
 
-    def changeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+    def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._apply_fonts()
@@ -295,7 +295,7 @@ class StageBar(QWidget):
     def set_theme(self, name: str) -> None:
         # a palette, not a style sheet: style sheets stop the labels following the zoom
         muted = QColor(theme.palette(name).muted)
-        for label in (self.whatLabel, self.shapesLabel):
+        for label in (self.what_label, self.shapes_label):
             pal = QPalette(label.palette())
             for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
                 pal.setColor(group, QPalette.ColorRole.WindowText, muted)
@@ -309,7 +309,7 @@ class StageBar(QWidget):
 
     def _fill_heads(self) -> None:
         c = self.document.config
-        combo = self.headSelector
+        combo = self.head_selector
         combo.blockSignals(True)
         combo.clear()
         for i in range(c.h):
@@ -322,7 +322,7 @@ class StageBar(QWidget):
         combo.blockSignals(False)
 
     def _fill_queries(self) -> None:
-        combo = self.querySelector
+        combo = self.query_selector
         combo.blockSignals(True)
         combo.clear()
         for i, token in enumerate(self.document.tokens):
@@ -336,9 +336,9 @@ class StageBar(QWidget):
         view, c = doc.view, doc.config
         stage = STAGES[view.stage]
         for widget, value in (
-            (self.stageSlider, view.stage),
-            (self.headSelector, view.head),
-            (self.querySelector, view.query),
+            (self.stage_slider, view.stage),
+            (self.head_selector, view.head),
+            (self.query_selector, view.query),
         ):
             if widget.count() if isinstance(widget, QComboBox) else True:
                 current = widget.value() if isinstance(widget, QSlider) else widget.currentIndex()
@@ -349,10 +349,10 @@ class StageBar(QWidget):
                     else:
                         widget.setCurrentIndex(value)
                     widget.blockSignals(False)
-        self.titleLabel.setText(f"{stage.index + 1}/{len(STAGES)}  {stage.title}")
-        self.whatLabel.setText(stage.what)
-        self.whatLabel.setToolTip(stage.what)
-        self.formulaLabel.setText(formula_for(stage, c))
-        self.shapesLabel.setText(shapes_line(stage, c))
-        self.prevButton.setEnabled(view.stage > 0)
-        self.nextButton.setEnabled(view.stage < len(STAGES) - 1)
+        self.title_label.setText(f"{stage.index + 1}/{len(STAGES)}  {stage.title}")
+        self.what_label.setText(stage.what)
+        self.what_label.setToolTip(stage.what)
+        self.formula_label.setText(formula_for(stage, c))
+        self.shapes_label.setText(shapes_line(stage, c))
+        self.prev_button.setEnabled(view.stage > 0)
+        self.next_button.setEnabled(view.stage < len(STAGES) - 1)

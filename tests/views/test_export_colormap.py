@@ -4,12 +4,12 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PIL import Image, ImageSequence  # noqa: E402
+import numpy as np
+import pytest
+from PIL import Image, ImageSequence
 
-from mha_gui.export import export_to  # noqa: E402
-from mha_gui.views import export_actions  # noqa: E402
+from mha_gui.export import export_to
+from mha_gui.views import export_actions
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

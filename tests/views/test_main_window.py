@@ -288,14 +288,14 @@ def test_presets_fit_on_a_projector(qtbot, preset, zoom):
         QApplication.processEvents()
         assert w.width() <= 1280 and w.height() <= 720, STAGES[stage].name
         # formula, shapes, title and the controls are whole and inside the bar
-        for label in (bar.formulaLabel, bar.shapesLabel, bar.titleLabel):
+        for label in (bar.formula_label, bar.shapes_label, bar.title_label):
             needed = label.heightForWidth(label.width())
             one_line = label.fontMetrics().horizontalAdvance(label.text())
             assert label.width() >= one_line or label.height() >= needed, label.text()
-        for child in (bar.formulaLabel, bar.shapesLabel, bar.titleLabel, bar.querySelector):
+        for child in (bar.formula_label, bar.shapes_label, bar.title_label, bar.query_selector):
             box = child.geometry().translated(child.parentWidget().mapTo(bar, child.pos() * 0))
             assert bar.rect().contains(box), child.objectName()
-        assert bar.whatLabel.toolTip() == STAGES[stage].what  # the sentence may elide
+        assert bar.what_label.toolTip() == STAGES[stage].what  # the sentence may elide
     # the query strip's panels lie within its canvas (nothing cut off on the right)
     canvas = w.query_strip.canvas
     for name, panel in w.query_strip.panels.items():

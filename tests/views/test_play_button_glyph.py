@@ -4,9 +4,9 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtGui import QFontMetrics  # noqa: E402
-from PySide6.QtWidgets import QPushButton  # noqa: E402
+import pytest
+from PySide6.QtGui import QFontMetrics
+from PySide6.QtWidgets import QPushButton
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

@@ -5,9 +5,9 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QLineEdit, QTableView  # noqa: E402
+import pytest
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit, QTableView
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

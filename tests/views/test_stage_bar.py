@@ -4,14 +4,14 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtTest import QTest  # noqa: E402
-from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget  # noqa: E402
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
-from mha_gui.document import Document  # noqa: E402
-from mha_gui.engine.stages import STAGES, formula_for, shapes_line  # noqa: E402
-from mha_gui.views.stage_bar import StageBar  # noqa: E402
+from mha_gui.document import Document
+from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.views.stage_bar import StageBar
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -39,44 +39,44 @@ def window(qtbot):
 
 def test_object_names_and_range(window):
     bar, _, top = window
-    slider = top.findChild(type(bar.stageSlider), "stageSlider")
-    assert slider is bar.stageSlider
+    slider = top.findChild(type(bar.stage_slider), "stageSlider")
+    assert slider is bar.stage_slider
     assert (slider.minimum(), slider.maximum()) == (0, 6)
-    assert top.findChild(type(bar.headSelector), "headSelector") is bar.headSelector
-    assert top.findChild(type(bar.querySelector), "querySelector") is bar.querySelector
+    assert top.findChild(type(bar.head_selector), "headSelector") is bar.head_selector
+    assert top.findChild(type(bar.query_selector), "querySelector") is bar.query_selector
 
 
 def test_slider_and_document_are_bound_both_ways(window):
     bar, _, _ = window
     doc = bar.document
-    bar.stageSlider.setValue(4)
+    bar.stage_slider.setValue(4)
     assert doc.view.stage == 4
     doc.set_stage(2)
-    assert bar.stageSlider.value() == 2
+    assert bar.stage_slider.value() == 2
 
 
 def test_next_previous_buttons(qtbot, window):
     bar, _, _ = window
     doc = bar.document
-    qtbot.mouseClick(bar.nextButton, Qt.MouseButton.LeftButton)
-    qtbot.mouseClick(bar.nextButton, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(bar.next_button, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(bar.next_button, Qt.MouseButton.LeftButton)
     assert doc.view.stage == 2
-    qtbot.mouseClick(bar.prevButton, Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(bar.prev_button, Qt.MouseButton.LeftButton)
     assert doc.view.stage == 1
     doc.set_stage(0)
-    assert not bar.prevButton.isEnabled() and bar.nextButton.isEnabled()
+    assert not bar.prev_button.isEnabled() and bar.next_button.isEnabled()
     doc.set_stage(6)
-    assert bar.prevButton.isEnabled() and not bar.nextButton.isEnabled()
+    assert bar.prev_button.isEnabled() and not bar.next_button.isEnabled()
 
 
 def test_arrow_keys_step_when_the_slider_is_not_focused(qtbot, window):
     bar, edit, top = window
     doc = bar.document
-    bar.playButton.setFocus()
-    QTest.keyClick(bar.playButton, Qt.Key.Key_Right)
-    QTest.keyClick(bar.playButton, Qt.Key.Key_Right)
+    bar.play_button.setFocus()
+    QTest.keyClick(bar.play_button, Qt.Key.Key_Right)
+    QTest.keyClick(bar.play_button, Qt.Key.Key_Right)
     assert doc.view.stage == 2
-    QTest.keyClick(bar.playButton, Qt.Key.Key_Left)
+    QTest.keyClick(bar.play_button, Qt.Key.Key_Left)
     assert doc.view.stage == 1
 
 
@@ -96,21 +96,21 @@ def test_formula_and_shapes_follow_stage_and_config(window):
     doc = bar.document
     for stage in STAGES:
         doc.set_stage(stage.index)
-        assert bar.formulaLabel.text() == formula_for(stage, doc.config)
-        assert bar.shapesLabel.text() == shapes_line(stage, doc.config)
-        assert stage.title in bar.titleLabel.text()
+        assert bar.formula_label.text() == formula_for(stage, doc.config)
+        assert bar.shapes_label.text() == shapes_line(stage, doc.config)
+        assert stage.title in bar.title_label.text()
     doc.set_stage(3)
-    assert bar.formulaLabel.text() == "A_i = softmax(Q_i K_iᵀ / √d_k)"
-    assert bar.shapesLabel.text() == "S_i: 4×4 → A_i: 4×4"
-    assert bar.formulaLabel.font().pointSizeF() > bar.font().pointSizeF() * 1.3
+    assert bar.formula_label.text() == "A_i = softmax(Q_i K_iᵀ / √d_k)"
+    assert bar.shapes_label.text() == "S_i: 4×4 → A_i: 4×4"
+    assert bar.formula_label.font().pointSizeF() > bar.font().pointSizeF() * 1.3
     doc.set_causal(True)
-    assert "mask(" in bar.formulaLabel.text()
+    assert "mask(" in bar.formula_label.text()
 
 
 def test_head_selector_follows_heads_both_ways(window):
     bar, _, _ = window
     doc = bar.document
-    combo = bar.headSelector
+    combo = bar.head_selector
     assert [combo.itemText(i) for i in range(combo.count())] == ["head 0", "head 1"]
     combo.setCurrentIndex(1)
     assert doc.view.head == 1
@@ -123,7 +123,7 @@ def test_head_selector_follows_heads_both_ways(window):
 def test_query_selector_lists_tokens(window):
     bar, _, _ = window
     doc = bar.document
-    combo = bar.querySelector
+    combo = bar.query_selector
     assert [combo.itemText(i) for i in range(combo.count())] == ["the", "cat", "sat", "down"]
     combo.setCurrentIndex(2)
     assert doc.view.query == 2
@@ -136,12 +136,12 @@ def test_query_selector_lists_tokens(window):
 def test_play_steps_to_the_end_and_stops(qtbot, window):
     bar, _, _ = window
     doc = bar.document
-    assert bar.playTimer.interval() == 1200
-    bar.playTimer.setInterval(5)
-    qtbot.mouseClick(bar.playButton, Qt.MouseButton.LeftButton)
+    assert bar.play_timer.interval() == 1200
+    bar.play_timer.setInterval(5)
+    qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
     assert bar.playing
     qtbot.waitUntil(lambda: doc.view.stage == 6 and not bar.playing, timeout=3000)
-    assert not bar.playButton.isChecked() and "Play" in bar.playButton.text()
+    assert not bar.play_button.isChecked() and "Play" in bar.play_button.text()
     # playing again from the last stage starts over
     bar.set_playing(True)
     assert doc.view.stage == 0
