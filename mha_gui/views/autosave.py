@@ -163,7 +163,7 @@ class Recovery:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             write_origin(path, self.document.path)
-            return save_session(self.document.session, path)
+            return save_session(self.document.snapshot(), path)
         except (OSError, ValueError) as exc:
             self.show_message(f"Autosave failed: {exc}")
             return None

@@ -110,7 +110,6 @@ class ConfigPanel(QWidget):
         mask_row.addWidget(self.mask_clear)
         mask_row.addStretch(1)
         form.addRow(mask_row)
-        self._mask_shown: tuple | None = None
 
         self.bias = QCheckBox("biases", self)
         self.bias.setToolTip("Add b^Q, b^K, b^V and b_O (off in the textbook form)")
@@ -141,13 +140,13 @@ class ConfigPanel(QWidget):
         outer.addStretch(1)
 
         document.configChanged.connect(self.sync)
-        document.traceChanged.connect(self.sync_mask)  # a mask edit recomputes the trace
+        document.maskChanged.connect(self.sync_mask)
         self.sync()
 
     def _fit_scale_edit(self) -> None:
         self.scale_edit.setFixedWidth(self.fontMetrics().horizontalAdvance("0.0000000") + 16)
 
-    def changeEvent(self, event) -> None:  # noqa: N802
+    def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fit_scale_edit()
@@ -174,10 +173,7 @@ class ConfigPanel(QWidget):
 
     def sync_mask(self, *_args) -> None:
         """The extra mask indicator: "extra mask: k blocked pairs" and a clear link."""
-        mask = self.document.session.mask
-        if self._mask_shown is not None and self._mask_shown[0] is mask:
-            return  # a mask edit replaces the array (kept here, so never a reused id)
-        self._mask_shown = (mask,)
+        mask = self.document.mask
         count = 0 if mask is None else int(np.count_nonzero(mask))
         if count:
             self.mask_label.setText(f"extra mask: {count} blocked pair{'s' * (count != 1)}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication, QInputDialog
 
-from mha_gui.views.matrix_editor import MatrixTable
+from mha_gui.views.matrix_table import MatrixTable
 
 
 class EditActions:
@@ -64,12 +64,11 @@ class EditActions:
 
     def follow_mask(self) -> None:
         """Keep Edit ▸ Clear mask enabled exactly while there is an extra mask."""
-        self.document.traceChanged.connect(self._update_clear_mask)
-        self.document.configChanged.connect(self._update_clear_mask)
+        self.document.maskChanged.connect(self._update_clear_mask)
         self._update_clear_mask()
 
     def _has_extra_mask(self) -> bool:
-        mask = self.document.session.mask
+        mask = self.document.mask
         return mask is not None and bool(mask.any())
 
     def _update_clear_mask(self, *_args) -> None:

@@ -19,7 +19,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 
 from mha_gui import theme
-from mha_gui.engine.values import format_value
+from mha_gui.engine.values import format_value, parse_value
 from mha_gui.views.rich_text import tooltip_html
 
 HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
@@ -28,6 +28,7 @@ KV = ("W_K", "W_V", "b_K", "b_V")
 TINT_ALPHA = 110
 # On a dark base: how far toward the colour map's saturated end the largest value goes.
 DARK_TINT_STRENGTH = 0.85
+_NO_PARENT = QModelIndex()  # a table has no parent index (a shared default, never changed)
 
 
 class MatrixModel(QAbstractTableModel):
@@ -114,10 +115,10 @@ class MatrixModel(QAbstractTableModel):
         """The `head` argument of `Document.set_block` for this model."""
         return self.head if self.is_headed else None
 
-    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def rowCount(self, parent: QModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else self._size()[0]
 
-    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+    def columnCount(self, parent: QModelIndex = _NO_PARENT) -> int:
         return 0 if parent.isValid() else self._size()[1]
 
     # ------------------------------------------------------------------- data -------
@@ -214,15 +215,16 @@ class MatrixModel(QAbstractTableModel):
             return f"X[{row}, {col}]  (token {self.document.tokens[row]!r})"
         return f"{self.name}[{row}, {col}]"
 
-    def setData(self, index: QModelIndex, value, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+    def setData(self, index: QModelIndex, value, role: int = Qt.ItemDataRole.EditRole) -> bool:
         if not index.isValid() or role != Qt.ItemDataRole.EditRole:
             return False
-        reason = self.document.check_value(value)
-        if reason is not None:
+        try:
+            number = parse_value(value)  # parsed once; the document gets the number
+        except ValueError as reason:
             self.rejected.emit(f"{self.cell_name(index.row(), index.column())}: {reason}")
             return False
         return self.document.set_value(
-            self.name, self.array_index(index.row(), index.column()), value
+            self.name, self.array_index(index.row(), index.column()), number
         )
 
     # ---------------------------------------------------------------- headers -------
@@ -239,7 +241,7 @@ class MatrixModel(QAbstractTableModel):
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ):  # noqa: N802
+    ):
         vertical = orientation == Qt.Orientation.Vertical
         if role == Qt.ItemDataRole.DisplayRole:
             return self.row_label(section) if vertical else str(section)

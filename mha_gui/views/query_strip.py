@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
+from mha_gui.engine.stage_panels import check_weights_range, weights_colours
 from mha_gui.views.display_options import DisplayOptions
 from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot
 from mha_gui.views.rich_text import esc
@@ -30,6 +32,7 @@ class QueryStrip(DisplayOptions, QWidget):
         self._show_values = True
         self._zoom = 1.0
         self._colormap = theme.DEFAULT_COLORMAP
+        self._weights_range = "fixed"
         self.panels: dict[str, HeatmapPanel] = {}
         self._shown: tuple[int, int] | None = None  # (head, query) on screen
         self.titles: dict[str, pg.LabelItem] = {}
@@ -41,14 +44,26 @@ class QueryStrip(DisplayOptions, QWidget):
         layout.addWidget(self.canvas)
         self.setMinimumHeight(120)
 
+        # Counters for tests and benchmarks: panels built, and every panel and title
+        # refreshed. One edit that changes shape, config and tokens at once (+ token)
+        # costs one of each: the signals of one event-loop turn are coalesced.
+        self.rebuild_count = 0
+        self.refresh_count = 0
+        self._pending: str | None = None  # "rebuild" or "refresh", done on the next turn
+        self._rendered_at = -1  # the document's recompute_count the panels show
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._run_pending)
+
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(self.rebuild)
-        document.configChanged.connect(self.rebuild)
-        document.tokensChanged.connect(self._refresh_all)
+        document.shapeChanged.connect(lambda: self._schedule("rebuild"))
+        document.configChanged.connect(lambda: self._schedule("rebuild"))
+        document.tokensChanged.connect(lambda: self._schedule("refresh"))
         document.viewChanged.connect(self._on_view)
         self.rebuild()
 
-    def sizeHint(self):  # noqa: N802 - Qt's name
+    def sizeHint(self):
         hint = super().sizeHint()
         # small enough that the heads above keep most of a 720 px projector's height
         hint.setHeight(round(112 + 12 * min(self.document.config.h, 8) + 40 * (self._zoom - 1)))
@@ -64,6 +79,12 @@ class QueryStrip(DisplayOptions, QWidget):
         for panel in self.panels.values():
             panel.set_show_values(self._show_values)
 
+    def set_weights_range(self, name: str) -> None:
+        """View ▸ Weights colour range: what the weights' colours show (numbers stay)."""
+        if check_weights_range(name) != self._weights_range:
+            self._weights_range = name
+            self._refresh_soon()
+
     def cell_tooltip(self, part: str, row: int, col: int) -> str:
         """Hover text of a strip cell; part is q, s, a, z or heads (row = head there)."""
         doc = self.document
@@ -77,26 +98,29 @@ class QueryStrip(DisplayOptions, QWidget):
             view.query,
             col,
             trace=doc.trace(),
-            params=doc.session.params,
+            params=doc.parameters,
             config=doc.config,
             tokens=doc.tokens,
         )
 
     # ----------------------------------------------------------------- building ---
     def rebuild(self) -> None:
+        self._pending = None
+        self._timer.stop()
+        self.rebuild_count += 1
         c = self.document.config
         pal = theme.palette(self._theme)
         self.canvas.clear()
         self.canvas.setBackground(pal.background)
         self.panels.clear()
         self.titles.clear()
-        signed = theme.colormap_for("signed", self._colormap)
+        values = theme.colormap_for("values", self._colormap)
         weights = theme.colormap_for("weights", self._colormap)
         parts = (
-            ("q", (1, c.d_k), signed),
-            ("s", (1, c.n), signed),
+            ("q", (1, c.d_k), values),
+            ("s", (1, c.n), values),
             ("a", (1, c.n), weights),
-            ("z", (1, c.d_v), signed),
+            ("z", (1, c.d_v), values),
         )
         ci = self.canvas.ci
         col = 0
@@ -142,23 +166,62 @@ class QueryStrip(DisplayOptions, QWidget):
             self.document.set_head(row)
 
     # ------------------------------------------------------------------ content ---
+    def _schedule(self, kind: str) -> None:
+        """Rebuild or refresh once, on the next event-loop turn, however many signals
+        ask for it in this one (a rebuild includes the refresh)."""
+        if self._pending != "rebuild":
+            self._pending = kind
+        self._timer.start()
+
+    def _run_pending(self) -> None:
+        if self.document.busy:
+            return  # a large layer is computing: its traceChanged runs this again
+        kind, self._pending = self._pending, None
+        if kind == "rebuild":
+            self.rebuild()
+        elif kind == "refresh":
+            self._refresh_all()
+
     def _refresh_all(self, *_args) -> None:
+        self._pending = None
+        self._timer.stop()
         self._update(None)
 
     def _on_view(self) -> None:
         """The strip follows the inspected head and the query token, not the stage."""
         view = self.document.view
-        if (view.head, view.query) != self._shown:
+        if (view.head, view.query) == self._shown:
+            return
+        self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        """Refresh at once (a click on a head or a token is one signal), or with what is
+        pending already, or when the document has finished computing."""
+        if self._pending is not None or self.document.busy:
+            self._schedule("refresh")
+        else:
             self._refresh_all()
 
     def _on_trace(self, heads) -> None:
-        self._update(heads)
+        if self._pending is not None:
+            self._timer.start()  # the pending refresh reads the new trace
+        elif self.document.recompute_count != self._rendered_at:
+            self._update(heads)
+        # else: a refresh already read this very trace (it was pending in this turn)
+
+    def _weight_colours(self, weights: np.ndarray, query: int) -> np.ndarray | None:
+        """What the colours of query `query`'s weights show in every head (h × n), under
+        the weights colour range; None for "fixed" (the weights themselves)."""
+        if self._weights_range == "fixed":
+            return None
+        return np.stack([weights_colours(w, self._weights_range)[query] for w in weights])
 
     def _update(self, heads) -> None:
         doc = self.document
         if not self.panels:
             return
         c, t, view = doc.config, doc.trace(), doc.view
+        self._rendered_at = doc.recompute_count
         i, j, g = view.head, view.query, c.kv_group(view.head)
         pal = theme.palette(self._theme)
         tokens = doc.tokens
@@ -167,16 +230,26 @@ class QueryStrip(DisplayOptions, QWidget):
             q = t.q[i, j][None, :]
             s = t.scores[i, j][None, :]
             z = t.heads[i, j][None, :]
-            self.panels["q"].set_matrix(q, theme.levels_for("signed", q))
-            self.panels["s"].set_matrix(s, theme.levels_for("signed", s), mask_row)
-            self.panels["a"].set_matrix(t.weights[i, j][None, :], (0.0, 1.0), mask_row)
-            self.panels["z"].set_matrix(z, theme.levels_for("signed", z))
+            self.panels["q"].set_matrix(q, theme.levels_for("values", q))
+            self.panels["s"].set_matrix(s, theme.levels_for("values", s), mask_row)
+            colours = self._weight_colours(t.weights, j)
+            self.panels["a"].set_matrix(
+                t.weights[i, j][None, :],
+                (0.0, 1.0),
+                mask_row,
+                colours=None if colours is None else colours[i][None, :],
+            )
+            self.panels["z"].set_matrix(z, theme.levels_for("values", z))
         if heads is None or heads:
             self.panels["heads"].set_matrix(
-                t.weights[:, j, :], (0.0, 1.0), np.repeat(mask_row, c.h, axis=0)
+                t.weights[:, j, :],
+                (0.0, 1.0),
+                np.repeat(mask_row, c.h, axis=0),
+                colours=self._weight_colours(t.weights, j),
             )
         if heads is not None:
             return
+        self.refresh_count += 1
         self._shown = (i, j)
         token = tokens[j]
         shown = esc(token)  # a token like <s> is text, not a tag

@@ -373,3 +373,30 @@ def test_token_tooltips_show_the_token_literally(editor, doc):
     rendered.setHtml(model.headerData(0, Qt.Orientation.Vertical, Qt.ItemDataRole.ToolTipRole))
     assert "token 0: '<s>'" in rendered.toPlainText()
     assert model.headerData(0, Qt.Orientation.Vertical) == "<s>"
+
+
+def test_typed_text_is_parsed_once(qtbot, doc, monkeypatch):
+    """setData parses the text; the document is handed the number, not the text again."""
+    import mha_gui.document
+    import mha_gui.views.matrix_model as matrix_model
+    from mha_gui.engine.values import parse_value
+
+    texts = []
+
+    def counting(value):
+        if isinstance(value, str):
+            texts.append(value)
+        return parse_value(value)
+
+    monkeypatch.setattr(matrix_model, "parse_value", counting)
+    monkeypatch.setattr(mha_gui.document, "parse_value", counting, raising=False)
+    monkeypatch.setattr(type(doc), "check_value", staticmethod(lambda v: counting(v) and None))
+    model = matrix_model.MatrixModel(doc, "X", doc)
+    assert model.setData(model.index(0, 1), " 2,5 ")
+    assert doc.matrix("X")[0, 1] == 2.5
+    assert texts == [" 2,5 "]
+    reasons = []
+    model.rejected.connect(reasons.append)
+    assert not model.setData(model.index(0, 1), "abc")
+    assert texts == [" 2,5 ", "abc"] and "not a number" in reasons[0]
+    assert doc.matrix("X")[0, 1] == 2.5

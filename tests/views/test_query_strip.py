@@ -4,14 +4,15 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PySide6.QtGui import QColor  # noqa: E402
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
 
-from mha_gui import theme  # noqa: E402
-from mha_gui.document import Document  # noqa: E402
-from mha_gui.engine.explain import num  # noqa: E402
-from mha_gui.views.query_strip import QueryStrip  # noqa: E402
+from mha_gui import theme
+from mha_gui.document import Document
+from mha_gui.engine.explain import num
+from mha_gui.views.query_strip import QueryStrip
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -115,3 +116,43 @@ def test_token_labels_are_text_not_html(qtbot, strip, token):
     rendered = QTextDocument()
     rendered.setHtml(strip.panels["s"].tooltip_html(0, 0))
     assert token in rendered.toPlainText()
+
+
+def _settle(qtbot):
+    for _ in range(3):
+        qtbot.wait(5)
+
+
+def test_adding_a_token_refreshes_the_strip_once(qtbot, strip):
+    """+ token changes shape, config and tokens and recomputes: one rebuild, one refresh."""
+    from mha_gui.views.matrix_editor import MatrixEditor
+
+    doc = strip.document
+    editor = MatrixEditor(doc, "X")
+    qtbot.addWidget(editor)
+    _settle(qtbot)
+    n, builds, refreshes = doc.config.n, strip.rebuild_count, strip.refresh_count
+    qtbot.mouseClick(editor.add_token_button, Qt.MouseButton.LeftButton)
+    _settle(qtbot)
+    assert (strip.rebuild_count, strip.refresh_count) == (builds + 1, refreshes + 1)
+    t = doc.trace()
+    np.testing.assert_array_equal(strip.panels["s"].matrix[0], t.scores[0, 0])
+    assert strip.panels["heads"].matrix.shape == (doc.config.h, n + 1)
+    # undo, and a query change in the same turn: still one of each
+    doc.undo_stack.undo()
+    doc.set_query(n - 1)
+    _settle(qtbot)
+    assert (strip.rebuild_count, strip.refresh_count) == (builds + 2, refreshes + 2)
+    assert strip.titles["heads"].text.count(doc.tokens[n - 1]) == 1
+    np.testing.assert_array_equal(strip.panels["a"].matrix[0], doc.trace().weights[0, n - 1])
+
+
+def test_an_edit_updates_the_strip_without_a_full_refresh(qtbot, strip):
+    doc = strip.document
+    _settle(qtbot)
+    refreshes = strip.refresh_count
+    with qtbot.waitSignal(doc.traceChanged):
+        doc.set_value("W_Q", (0, 1, 1), 2.5)
+    _settle(qtbot)
+    assert strip.refresh_count == refreshes
+    np.testing.assert_array_equal(strip.panels["q"].matrix[0], doc.trace().q[0, 0])
