@@ -175,7 +175,7 @@ def _paint_panel(
         for start, stop, hd in p.col_blocks:
             r = QRectF(g.x + start * cell, by, (stop - start) * cell, 18)
             painter.fillRect(r, _qcolor(theme.head_color(hd)))
-            name = f"Z{sub(hd)}"
+            name = f"{p.block_symbol}{sub(hd)}"
             if text_width(name, 12, True) < r.width() - 2:
                 painter.setFont(make_font(12, True))
                 painter.setPen(_qcolor("#ffffff"))

@@ -32,6 +32,7 @@ class Panel:
     col_blocks: list[tuple[int, int, int]] = field(default_factory=list)  # (start, stop, head)
     marked_block: int | None = None  # head whose column block is framed (concat)
     colours: np.ndarray | None = None  # what the colours show when not `matrix` (weights range)
+    block_symbol: str = "Z"  # the column blocks' labels: Z₀, Z₁, … (Q for a packed X W^Q)
 
     @property
     def display(self) -> np.ndarray:

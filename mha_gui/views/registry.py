@@ -20,6 +20,8 @@ from mha_gui.export.drawing import FigureOptions
 
 # One line per view or action module: importing it registers it.
 VIEW_MODULES: tuple[str, ...] = (
+    "mha_gui.views.diff_view",
+    "mha_gui.views.identity_demos",
     "mha_gui.views.neuron_view",
     "mha_gui.views.line_view",
 )

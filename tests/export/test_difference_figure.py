@@ -1,0 +1,80 @@
+"""The figures of the A/B snapshot and of the identities: what they print and colour."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_gui.engine import identities as ids
+from mha_gui.engine.difference import DifferenceData
+from mha_gui.engine.presets import load_preset
+from mha_gui.export.difference import (
+    change_text,
+    difference_figure,
+    difference_scene,
+    identity_figure,
+    largest_changes,
+)
+from mha_gui.export.drawing import write_drawing
+
+
+@pytest.fixture
+def pair():
+    then = load_preset("toy")
+    now = then.copy()
+    now.params.W_Q[1, 0, 1] += 0.7
+    return now, then
+
+
+@pytest.mark.parametrize("stage", ["projections", "scores", "weights", "mixing", "output"])
+def test_titles_print_each_panels_largest_change_and_rows_are_signed(pair, stage):
+    now, then = pair
+    scene = difference_scene(DifferenceData(now, then), stage)
+    a, b = now.run(), then.run()
+    for row in scene.rows:
+        assert row.kind == "values"  # diverging, also for the weights
+        lo, hi = row.levels
+        assert lo == -hi and hi * (1 + 1e-9) >= max(
+            np.abs(p.matrix[np.isfinite(p.matrix)]).max() for p in row.panels
+        )
+    changes = largest_changes(scene)
+    for p in (p for r in scene.rows for p in r.panels):
+        assert f"max|Δ| {change_text(changes[p.title.split(' · max')[0]])}" in p.title
+    if stage == "weights":
+        expect = np.abs(a.weights - b.weights).max(axis=(1, 2))
+        got = [changes[f"head {i} · ΔA{'₀₁'[i]}"] for i in range(2)]
+        np.testing.assert_allclose(got, expect)
+        assert expect[0] == 0 and expect[1] > 0  # only head 1 was edited
+        assert "largest change" in scene.info
+
+
+def test_no_change_is_said_in_words(pair):
+    _now, then = pair
+    scene = difference_scene(DifferenceData(then, then.copy()), "scores")
+    assert "no number of this stage differs" in scene.info
+    assert all(p.title.endswith("max|Δ| 0") for r in scene.rows for p in r.panels)
+
+
+def test_change_text():
+    assert change_text(0) == "0"
+    assert change_text(2.220446049250313e-16) == "2.2×10^{−16}"
+    assert change_text(0.0834) == "0.083"
+
+
+def test_the_difference_figure_is_written(pair, tmp_path):
+    now, then = pair
+    for suffix in (".png", ".svg", ".pdf"):
+        out = tmp_path / f"d{suffix}"
+        write_drawing(out, difference_figure(now, then, "weights"))
+        assert out.stat().st_size > 1000
+    assert "ΔA" in (tmp_path / "d.svg").read_text()
+
+
+@pytest.mark.parametrize("preset", ["toy", "gqa", "mqa", "causal-6x16"])
+def test_every_identity_draws_and_says_its_difference(preset, tmp_path):
+    s = load_preset(preset)
+    for identity in ids.all_identities(s, head=0, query=min(2, s.config.n - 1)):
+        fig = identity_figure(identity, s.tokens)
+        assert "max|left − right|" in fig.layout.scene.info
+        assert "NOT EQUAL" not in fig.layout.scene.info
+        write_drawing(tmp_path / f"{identity.name}.png", fig, width=400)
