@@ -4,15 +4,17 @@ The attention view and the query strip react to these the same way — validate,
 rebuild once — so the rule lives here once. `bind_display(settings)` subscribes a view
 to a DisplaySettings model (views/display_settings.py): it applies the current values
 and every later change through the view's set_theme / set_colormap / set_zoom /
-set_show_values. A view lacking one of them fails when bound, never silently.
+set_show_values / set_weights_range. A view lacking one fails when bound, never silently.
 """
 
 from __future__ import annotations
 
 from mha_gui import theme
 
-# What a heatmap view follows: each name calls the view's `set_<name>`.
+# What a view follows by default: each name calls the view's `set_<name>`.
 DISPLAY_SETTINGS = ("theme", "colormap", "zoom", "show_values")
+# A view that colours attention weights follows their colour range too.
+HEATMAP_SETTINGS = (*DISPLAY_SETTINGS, "weights_range")
 
 
 def bind_display(view, settings, names: tuple[str, ...] = DISPLAY_SETTINGS) -> None:
@@ -22,12 +24,12 @@ def bind_display(view, settings, names: tuple[str, ...] = DISPLAY_SETTINGS) -> N
 
 
 class DisplayOptions:
-    """Mixin for a view with `_theme`, `_colormap`, `_zoom`, `_show_values`, `rebuild()`
-    and `set_show_values()`."""
+    """Mixin for a heatmap view with `_theme`, `_colormap`, `_zoom`, `rebuild()`,
+    `set_show_values()` and `set_weights_range()`."""
 
     def bind_display(self, settings) -> None:
         """Follow a DisplaySettings: current values now, every change later."""
-        bind_display(self, settings)
+        bind_display(self, settings, HEATMAP_SETTINGS)
 
     def set_theme(self, name: str) -> None:
         theme.palette(name)  # validates

@@ -9,6 +9,8 @@ Signals:
     colormapChanged(str)     a key of theme.COLORMAP_CHOICES
     zoomChanged(float)       projector zoom factor, ZOOM_STEPS[0] … ZOOM_STEPS[-1]
     showValuesChanged(bool)  numbers printed in heatmap cells
+    weightsRangeChanged(str) what the weights' colours show: "fixed" (0–1), or divided by
+                             the "head"'s or the "row"'s largest weight
 
 Each is emitted only when a value really changes. `set(name, value, save=True)` validates
 (ValueError for a bad value, nothing changes), stores and emits; with `save=True` — what a
@@ -33,6 +35,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QSettings, Signal
 
 from mha_gui import theme
+from mha_gui.engine.stage_panels import check_weights_range
 
 THEMES = ("light", "dark", "system")
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5)
@@ -83,6 +86,9 @@ FIELDS: dict[str, Field] = {
     ),
     "zoom": Field("view/zoom", 1.0, _zoom, "zoomChanged"),
     "show_values": Field("view/showValues", True, _flag, "showValuesChanged"),
+    "weights_range": Field(
+        "view/weightsRange", "fixed", check_weights_range, "weightsRangeChanged"
+    ),
 }
 
 
@@ -101,6 +107,7 @@ class DisplaySettings(QObject):
     colormapChanged = Signal(str)
     zoomChanged = Signal(float)
     showValuesChanged = Signal(bool)
+    weightsRangeChanged = Signal(str)
 
     def __init__(self, parent: QObject | None = None, *, load: bool = True):
         super().__init__(parent)
@@ -142,6 +149,10 @@ class DisplaySettings(QObject):
     @property
     def show_values(self) -> bool:
         return self._values["show_values"]
+
+    @property
+    def weights_range(self) -> str:
+        return self._values["weights_range"]
 
     # ------------------------------------------------------------------ writing ----
     def set(self, name: str, value, save: bool = True) -> bool:

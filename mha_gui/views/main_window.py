@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.views import appearance
+from mha_gui.views import appearance, registry
 from mha_gui.views.attention_view import AttentionView
 from mha_gui.views.autosave import Recovery, autosave_folder, autosave_path
 from mha_gui.views.config_panel import ConfigPanel
@@ -34,7 +34,7 @@ from mha_gui.views.export_actions import install_export_actions
 from mha_gui.views.file_actions import FileActions
 from mha_gui.views.formulas_dialog import FormulasDialog
 from mha_gui.views.matrix_editor import MatrixEditor
-from mha_gui.views.menus import build_menus
+from mha_gui.views.menus import add_registered_actions, build_menus
 from mha_gui.views.query_strip import QueryStrip
 from mha_gui.views.stage_bar import StageBar
 
@@ -69,7 +69,10 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
 
         self._build_central()
         self._build_docks()
+        self._build_registered_views()
+        self._size_docks()
         build_menus(self)
+        add_registered_actions(self)
         self.follow_mask()
         install_export_actions(self, self.document)
         self._build_status()
@@ -150,12 +153,33 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
             self._dock(name, title, self.editors[name], left)
             self.tabifyDockWidget(self.docks["X"], self.docks[name])
         self.docks["X"].raise_()
+
+    def _size_docks(self) -> None:
+        """The editor column's first size (a saved layout replaces it)."""
         width = round(DOCK_WIDTH * max(1.0, self.display.zoom) ** 0.5)
         self.resizeDocks([self.docks["X"]], [width], Qt.Orientation.Horizontal)
         config_height = self.config_panel.sizeHint().height() + 8
         self.resizeDocks(
             [self.docks["X"], self.docks["config"]], [300, config_height], Qt.Orientation.Vertical
         )
+
+    def _build_registered_views(self) -> None:
+        """A dock for every view in views/registry.py, on the side its spec names.
+
+        They start hidden (View ▸ Panels shows them; the layout is then remembered): at
+        1280×720 a column of them beside the editors leaves the stages too little room.
+        """
+        areas = {
+            "left": Qt.DockWidgetArea.LeftDockWidgetArea,
+            "right": Qt.DockWidgetArea.RightDockWidgetArea,
+            "bottom": Qt.DockWidgetArea.BottomDockWidgetArea,
+        }
+        self.views: dict[str, QWidget] = {}
+        for spec in registry.views():
+            widget = spec.create(self.document, self.display)
+            widget.setObjectName(spec.object_name)
+            self._dock(spec.name, spec.title, widget, areas[spec.area]).hide()
+            self.views[spec.name] = widget
 
     def _bind_display(self) -> None:
         """Every view follows the display settings (current values now, changes later)."""
@@ -210,6 +234,13 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
 
     def set_show_values(self, on: bool, save: bool = True) -> None:
         self.display.set("show_values", bool(on), save)
+
+    def weights_range(self) -> str:
+        return self.display.weights_range
+
+    def set_weights_range(self, name: str, save: bool = True) -> None:
+        """View ▸ Weights colour range: "fixed" (0–1), or per "head" / "row" maximum."""
+        self.display.set("weights_range", name, save)
 
     def zoom(self) -> float:
         return self.display.zoom

@@ -8,11 +8,18 @@ marks follow the DisplaySettings, so they are right however a setting changes.
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QMenu
 
 from mha_gui import theme
 from mha_gui.engine.presets import PRESETS
+from mha_gui.views import registry
 
 THEME_LABELS = (("light", "&Light"), ("dark", "&Dark"), ("system", "&System"))
+WEIGHTS_RANGE_LABELS = (
+    ("fixed", "&Fixed, 0 to 1"),
+    ("head", "Divided by the &head's largest weight"),
+    ("row", "Divided by the &row's largest weight"),
+)
 
 
 def add_action(window, menu, text, slot, shortcut=None, name=None) -> QAction:
@@ -116,6 +123,11 @@ def build_view_menu(window) -> None:
     window.colormap_actions = _choices(
         window, colormap_menu, "colormap", labels, window.set_colormap
     )
+    range_menu = view_menu.addMenu("&Weights colour range")
+    range_menu.setObjectName("menu.weightsRange")
+    window.weights_range_actions = _choices(
+        window, range_menu, "weights_range", WEIGHTS_RANGE_LABELS, window.set_weights_range
+    )
     show_values = QAction("Show &values in cells", window, checkable=True)
     show_values.setObjectName("action.showValues")
     # triggered, not toggled: only the user's click saves; the check mark follows the
@@ -158,7 +170,7 @@ def _choices(window, menu, setting: str, labels, choose) -> dict[str, QAction]:
     actions: dict[str, QAction] = {}
     for key, label in labels:
         action = QAction(label, window, checkable=True)
-        action.setObjectName(f"action.{setting}.{key}")
+        action.setObjectName(f"action.{_camel(setting)}.{key}")
         action.triggered.connect(lambda _=False, k=key: choose(k))
         group.addAction(action)
         menu.addAction(action)
@@ -173,6 +185,11 @@ def _choices(window, menu, setting: str, labels, choose) -> dict[str, QAction]:
     return actions
 
 
+def _camel(name: str) -> str:
+    first, *rest = name.split("_")
+    return first + "".join(part.capitalize() for part in rest)
+
+
 def build_help_menu(window) -> None:
     help_menu = window.menuBar().addMenu("&Help")
     help_menu.setObjectName("menu.help")
@@ -185,3 +202,28 @@ def build_help_menu(window) -> None:
         "action.formulas",
     )
     add_action(window, help_menu, "&About mha-gui", window.about, None, "action.about")
+
+
+def add_registered_actions(window) -> None:
+    """Every action in views/registry.py, at the end of its menu (Edit, View or Tools;
+    Tools is made, before Help, for the first action that asks for it)."""
+    bar = window.menuBar()
+    for spec in registry.actions():
+        name = f"menu.{spec.menu.lower()}"
+        menu = window.findChild(QMenu, name)
+        if menu is None:
+            menu = QMenu(f"&{spec.menu}", bar)
+            menu.setObjectName(name)
+            bar.insertMenu(window.findChild(QMenu, "menu.help").menuAction(), menu)
+        action = add_action(
+            window,
+            menu,
+            spec.text,
+            lambda _=False, s=spec: s.trigger(window),
+            spec.shortcut,
+            spec.object_name,
+        )
+        action.setCheckable(spec.checkable)
+        if spec.tip:
+            action.setStatusTip(spec.tip)
+            action.setToolTip(spec.tip)

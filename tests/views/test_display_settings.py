@@ -141,3 +141,29 @@ def test_show_values_menu_follows_the_setting_and_saves_only_clicks(window):
     action.trigger()  # the user's click
     assert window.show_values() is True and action.isChecked()
     assert _view_keys() == ["view/showValues"]
+
+
+def test_weights_colour_range_menu_recolours_the_strip(window, qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    strip = window.query_strip
+
+    def grab():
+        for _ in range(3):
+            QApplication.processEvents()
+        return strip.grab().toImage()
+
+    before = grab()
+    numbers = strip.panels["heads"].matrix.copy()
+    window.findChild(QAction, "action.weightsRange.row").trigger()
+    assert window.weights_range() == "row" and _store().value("view/weightsRange") == "row"
+    assert window.findChild(QAction, "action.weightsRange.row").isChecked()
+    assert grab() != before
+    assert (strip.panels["heads"].matrix == numbers).all()  # the numbers stay the weights
+    window.set_weights_range("fixed", save=False)
+    assert grab() == before
+    with pytest.raises(ValueError, match="unknown weights range"):
+        window.set_weights_range("log")
