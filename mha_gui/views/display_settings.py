@@ -1,4 +1,5 @@
-"""Display settings — theme, colour map, zoom, show values — as one small model.
+"""Display settings — theme, colour map, zoom, show values, weights colour range — as
+one small model.
 
 `DisplaySettings` holds the values the View menu changes. Views do not get them pushed by
 the window: they subscribe, and a change reaches every subscriber.
@@ -19,10 +20,12 @@ once, when the model is built; nothing is written unless the user changes someth
 fresh start leaves the settings file as it was.
 
 A view subscribes with one line: `settings.follow("colormap", self.set_colormap)` (the
-slot gets the current value now and every new one later). A view with the DisplayOptions
-mixin calls `self.bind_display(settings)`, which follows all four.
+slot gets the current value now and every new one later), or
+`bind_display(self, settings)` (views/display_options.py) for theme, colour map, zoom and
+show values through its set_<name> methods; a heatmap view with the DisplayOptions mixin
+calls `self.bind_display(settings)`, which adds the weights colour range.
 
-Adding a setting (e.g. a weights colour range): one FIELDS entry and one Signal line.
+Adding a setting: one FIELDS entry and one Signal line (and a menu entry in menus.py).
 """
 
 from __future__ import annotations
