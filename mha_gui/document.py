@@ -9,10 +9,11 @@ incremental refresh and one `traceChanged`.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from mha_gui.engine.config import Config
@@ -28,6 +29,11 @@ from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
 from mha_gui.engine.session import Session, ViewState, default_tokens, load_session, save_session
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
+
+# Layers with more attention entries (h·n²) than this recompute off the UI thread, so the
+# window never freezes (n = 2048, 12 heads: seconds per full recompute); smaller ones
+# stay synchronous, which is faster for them (no copy, no thread hop).
+ASYNC_CELLS = 1_500_000
 
 # Parameters whose first axis is a head (or K/V group) index.
 HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
@@ -121,6 +127,30 @@ class TraceChange(frozenset):
         return change
 
 
+class _Finished(QObject):
+    """Carries a worker's result back to the UI thread (a queued signal)."""
+
+    done = Signal(object)  # the finished _Job
+
+
+class _Job(QRunnable):
+    """`work()` on a worker thread: a recompute of the engine (on a private copy of the
+    session) or a view preparing what it draws (reading a trace nobody writes meanwhile)."""
+
+    def __init__(self, work, on_done, finished: _Finished, idle: threading.Event):
+        super().__init__()
+        self.work, self.on_done, self.finished, self.idle = work, on_done, finished, idle
+        self.result: tuple = (None, None)  # (value, error)
+
+    def run(self) -> None:
+        try:
+            self.result = (self.work(), None)
+        except Exception as exc:  # noqa: BLE001 - reported on the UI thread
+            self.result = (None, exc)
+        self.idle.set()
+        self.finished.done.emit(self)
+
+
 class Document(QObject):
     """The session being edited, read through a read-only surface (config, tokens, view,
     mask, `matrix()`, `parameters`, `trace()`, `contribution()`), written through methods
@@ -136,6 +166,8 @@ class Document(QObject):
     # or None when everything changed
     traceChanged = Signal(object)
     fileStateChanged = Signal()  # path or modified flag
+    busyChanged = Signal(bool)  # a large layer is being recomputed off the UI thread
+    computeFailed = Signal(str)  # a recompute raised (e.g. overflow): the reason
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -153,7 +185,20 @@ class Document(QObject):
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._flush)
         self.recompute_count = 0
-        self._engine.refresh()
+        # off-thread recomputes of large layers (see ASYNC_CELLS)
+        self.busy = False
+        self._idle = threading.Event()
+        self._idle.set()
+        self._finished = _Finished(self)
+        self._finished.done.connect(self._job_done)
+        self._queued: list[tuple] = []  # engine marks/resets made while a job runs
+        self._job: _Job | None = None
+        self._requests: list[tuple] = []  # run_off_thread calls waiting for the worker
+        if self.asynchronous:
+            self._changed_heads = None
+            self._start_job()  # the window opens at once; panels say "computing…"
+        else:
+            self._engine.refresh()
 
     # ------------------------------------------------------------------ reading ----
     @property
@@ -199,10 +244,29 @@ class Document(QObject):
         return cached
 
     def trace(self) -> Trace:
-        """The up-to-date trace; refreshes now if edits are pending (the signal still comes)."""
+        """The up-to-date trace; refreshes now if edits are pending (the signal still comes).
+
+        A large layer is recomputed off the UI thread: while it is, this waits for the
+        result rather than hand out arrays being written (views read the trace when
+        `traceChanged` says it is ready, so only an export or a tooltip ever waits)."""
+        if self.busy:
+            self._idle.wait()
+            self._job_done(self._job)  # its queued signal, arriving later, is ignored
         if self._engine.is_dirty:
             self._refresh()
         return self._engine.trace
+
+    def frozen_data(self):
+        """The numbers as they are now, for `run_off_thread` work: a StageData over the
+        current trace (not waited for, not refreshed) and the parameters."""
+        from mha_gui.engine.stage_panels import TraceData
+
+        return TraceData(self.config, self.tokens, self.session.params, self._engine.trace)
+
+    @property
+    def asynchronous(self) -> bool:
+        c = self.config
+        return c.h * c.n * c.n > ASYNC_CELLS
 
     @property
     def is_modified(self) -> bool:
@@ -449,11 +513,17 @@ class Document(QObject):
         array = self.session.params.as_dict()[name]
         array[index] = value
         head = index[0] if name in HEADED and isinstance(index[0], (int, np.integer)) else None
-        self._engine.mark(name, None if head is None else int(head))
+        self._mark(name, None if head is None else int(head))
         if name == "W_O":
             self._changed_contributions |= self._w_o_heads(index[0])
         self.valuesChanged.emit(name)
         self._schedule()
+
+    def _mark(self, name: str, head: int | None) -> None:
+        if self.busy:
+            self._queued.append(("mark", name, head))
+        else:
+            self._engine.mark(name, head)
 
     def _w_o_heads(self, rows) -> set[int]:
         """The heads whose row block of W_O an edit at `rows` touched."""
@@ -472,7 +542,10 @@ class Document(QObject):
     def _replace(self, session: Session) -> None:
         old = self.session
         self.session = session
-        self._engine.reset(session)
+        if self.busy:
+            self._queued.append(("reset", session))
+        else:
+            self._engine.reset(session)
         self._changed_heads = None
         shape = old.config.parameter_shapes() != session.config.parameter_shapes()
         if shape:
@@ -497,6 +570,10 @@ class Document(QObject):
 
     def _refresh(self) -> None:
         _trace, heads = self._engine.refresh()
+        self._account(heads)
+
+    def _account(self, heads: set[int] | None) -> None:
+        """Record what a recompute changed, until the next `traceChanged` says it."""
         self.recompute_count += 1
         if heads is None or self._changed_heads is None:
             self._changed_heads = None
@@ -507,8 +584,79 @@ class Document(QObject):
                 self._contributions.pop(head, None)
 
     def _flush(self) -> None:
+        if self.busy:
+            return  # the running job's end flushes again
+        if self._engine.is_dirty and self.asynchronous:
+            self._start_job()
+            return
         if self._engine.is_dirty:
             self._refresh()
+        self._emit_change()
+
+    def run_off_thread(self, work, done) -> None:
+        """Run `work()` on a worker thread while the trace stays as it is (edits made
+        meanwhile wait and are recomputed after); then `done(result)` on the UI thread.
+        Views use it to prepare what they draw from a large trace without freezing."""
+        if self.busy:
+            self._requests.append((work, done))
+        else:
+            self._start(work, done)
+
+    def _start_job(self) -> None:
+        """Recompute on a worker thread from a private copy of the numbers, so edits made
+        meanwhile (queued, applied after) never race with the computation."""
+        self._engine.session = self.session.copy()
+        self._start(lambda: self._engine.refresh()[1], self._recomputed)
+
+    def _start(self, work, done) -> None:
+        self.busy = True
+        self._idle.clear()
+        self.busyChanged.emit(True)
+        self._job = _Job(work, done, self._finished, self._idle)
+        self._job.setAutoDelete(False)
+        QThreadPool.globalInstance().start(self._job)
+
+    def _job_done(self, job) -> None:
+        if not self.busy or job is not self._job:
+            return  # already handled by a trace() that waited for it
+        self.busy = False
+        value, error = job.result
+        if job.on_done is not self._recomputed:
+            if error is not None:
+                self.computeFailed.emit(str(error))
+            else:
+                job.on_done(value)
+            self.busyChanged.emit(False)
+            self._next_job()
+            return
+        self._recomputed(value, error)
+
+    def _next_job(self) -> None:
+        if self.busy:
+            return
+        if self._requests:
+            self._start(*self._requests.pop(0))
+        elif self._engine.is_dirty:
+            self._schedule()  # edits made while it ran: the newest numbers next
+
+    def _recomputed(self, heads, error=None) -> None:
+        self._engine.session = self.session
+        for item in self._queued:
+            if item[0] == "mark":
+                self._engine.mark(item[1], item[2])
+            else:
+                self._engine.reset(item[1])
+        self._queued.clear()
+        if error is not None:
+            self._engine.reset(self.session)  # start over from scratch next time
+            self.computeFailed.emit(str(error))
+        else:
+            self._account(heads)
+            self._emit_change()
+        self.busyChanged.emit(False)
+        self._next_job()
+
+    def _emit_change(self) -> None:
         heads, self._changed_heads = self._changed_heads, set()
         contributions, self._changed_contributions = self._changed_contributions, set()
         self.traceChanged.emit(None if heads is None else TraceChange(heads, contributions))

@@ -53,8 +53,9 @@ def num(value: float, decimals: int = 3) -> str:
 
 def peak(matrix: np.ndarray) -> float:
     """Largest finite magnitude of a matrix (0 for an empty or all-blocked one)."""
-    finite = np.abs(matrix[np.isfinite(matrix)])
-    return float(finite.max()) if finite.size else 0.0
+    if matrix.size == 0:
+        return 0.0
+    return float(np.max(np.abs(matrix), where=np.isfinite(matrix), initial=0.0))
 
 
 def nice_peak(value: float) -> float:

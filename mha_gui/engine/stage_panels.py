@@ -386,6 +386,24 @@ def describe_stage(
     )
 
 
+class TraceData:
+    """StageData over explicit numbers: a config, tokens, parameters and a trace (what a
+    worker thread reads while the document keeps the trace still)."""
+
+    def __init__(self, config: Config, tokens: list[str], params, trace):
+        self.config, self.tokens, self._params, self._trace = config, list(tokens), params, trace
+
+    def matrix(self, name: str) -> np.ndarray:
+        return self._params.as_dict()[name]
+
+    def trace(self):
+        return self._trace
+
+    def contribution(self, head: int) -> np.ndarray:
+        t, d_v = self._trace, self.config.d_v
+        return t.heads[head] @ t.w_o[head * d_v : (head + 1) * d_v]
+
+
 class SessionData:
     """StageData over an engine Session (and optionally a trace already computed)."""
 

@@ -17,7 +17,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QStackedLayout, QWidget
+from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QStackedLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.engine.explain import blocked_reason, explain_cell
@@ -35,7 +35,13 @@ from mha_gui.engine.stage_panels import (
 )
 from mha_gui.engine.stages import STAGES, stage_by_name
 from mha_gui.views.display_options import DisplayOptions
-from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, TitleLabel, add_plot
+from mha_gui.views.heatmap_panel import (
+    ColorBar,
+    HeatmapPanel,
+    TitleLabel,
+    add_plot,
+    prepare_image,
+)
 from mha_gui.views.stage_scene import (
     ALL,
     SCENE_CELLS,
@@ -47,6 +53,10 @@ from mha_gui.views.stage_scene import (
     group_is_layer,
     stage_groups,
 )
+
+# A stage whose panels hold more cells than this prepares its images off the UI thread
+# (n = 2048, 12 heads: 50 M score cells to scan and reduce); smaller ones draw at once.
+PREPARE_CELLS = 2_000_000
 
 
 class AttentionView(DisplayOptions, QWidget):
@@ -87,7 +97,19 @@ class AttentionView(DisplayOptions, QWidget):
         document.configChanged.connect(self._schedule_rebuild)
         document.tokensChanged.connect(self._on_tokens)
         document.viewChanged.connect(self._on_view)
+        document.busyChanged.connect(self._on_busy)
+        # "computing…": a large layer is being recomputed off the UI thread; what is on
+        # screen stays the last consistent trace until the new one is ready
+        self.computing = QLabel("computing…", self)
+        self.computing.setObjectName("computingMark")
+        self.computing.setStyleSheet(
+            "background: rgba(255, 200, 60, 220); color: black; padding: 3px 8px;"
+            "border-radius: 4px;"
+        )
+        self.computing.setVisible(False)
+        self._deferred = False  # a rebuild or stage switch waits for the recompute
         self.rebuild()
+        self._on_busy(document.busy)
 
     def _single_shot(self, slot) -> QTimer:
         timer = QTimer(self)
@@ -136,6 +158,8 @@ class AttentionView(DisplayOptions, QWidget):
     def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
         """The hover text of a cell: kind is X Q K V S A Z H Y C, head the query head."""
         doc = self.document
+        if doc.busy:
+            return "computing… (the explanation appears when the new numbers are ready)"
         trace = doc.trace()
         text = explain_cell(
             kind,
@@ -237,18 +261,26 @@ class AttentionView(DisplayOptions, QWidget):
         every other stage's kept canvas is dropped too."""
         self._rebuild_timer.stop()
         self._relayout_timer.stop()
+        if self.document.busy:
+            self._deferred = True  # built from the new trace when it is ready
+            return
         while self._scenes:
             self._discard(self._scenes.popitem()[1])
-        self._discard(self.scene)
-        self.scene = self._new_scene()
+        self._clear_scene()
         self._build()
 
     def _relayout(self) -> None:
         """The current stage again, in a grid that fits the new size (others are kept)."""
         if not grid_fits(self._groups(), self.scene.grid_cols, self.width(), self.height()):
-            self._discard(self.scene)
-            self.scene = self._new_scene()
+            self._clear_scene()
             self._build()
+
+    def _clear_scene(self) -> None:
+        """Empty the shown canvas for a new build (the canvas itself is kept: replacing
+        it while pyqtgraph still has events queued for it crashes)."""
+        canvas = self.scene.canvas
+        canvas.clear()
+        self.scene = StageScene(self.document.view.stage, canvas)
 
     def _new_scene(self) -> StageScene:
         canvas = pg.GraphicsLayoutWidget()
@@ -266,6 +298,9 @@ class AttentionView(DisplayOptions, QWidget):
     def _switch_stage(self) -> None:
         """Show the current stage: its kept canvas brought up to date, or a new one."""
         stage = self.document.view.stage
+        if self.document.busy:
+            self._deferred = True
+            return
         if self._rebuild_timer.isActive():
             self.rebuild()  # the shapes or the config changed: nothing kept is valid
             return
@@ -321,7 +356,7 @@ class AttentionView(DisplayOptions, QWidget):
             scene.titles[group.head] = title
             for j, kind in enumerate(group.kinds):
                 head = None if group.head < 0 else group.head
-                shape = self._matrix(kind, head).shape
+                shape = (c.n, len(KINDS[kind].columns(c, doc.tokens)))
                 plot = add_plot(cell, 1, j)
                 if len(group.kinds) > 1:
                     plot.setTitle(
@@ -355,7 +390,9 @@ class AttentionView(DisplayOptions, QWidget):
                 cell.layout.setRowStretchFactor(1, 1)
         if ("H", -1) in scene.panels:
             self._add_concat_bands(scene.panels[("H", -1)], pal)
-        scene.levels = self._stage_levels()
+        # a large stage's levels come with its images, prepared off the UI thread
+        big = scene.cells > PREPARE_CELLS
+        scene.levels = stage_levels(scene.stage, []) if big else self._stage_levels()
         label = bar_label(scene.stage, self._weights_range)
         scene.colorbar = ColorBar(
             lut, scene.levels, label, pal, self._zoom, self._format(scene.levels)
@@ -418,14 +455,18 @@ class AttentionView(DisplayOptions, QWidget):
         """New pixels for the panels whose matrix changed (all of them if the levels moved).
 
         `heads`: the query heads whose Z changed (ALL: everything); `contributions`: the
-        heads whose output contribution changed."""
+        heads whose output contribution changed. A large stage is prepared off the UI
+        thread (`_prepare_off_thread`)."""
         scene = self.scene
-        blocked = self.document.trace().mask
         if heads is ALL:
             stale = None
         else:
             contributions = set(heads) | set(contributions or ())
             stale = {k for k in self.panels if _depends(*k, heads, contributions)}
+        if scene.cells > PREPARE_CELLS:
+            self._prepare_off_thread(stale)
+            return
+        blocked = self.document.trace().mask
         levels = self._stage_levels(stale)
         relevel = levels != scene.levels
         scene.levels = levels
@@ -442,6 +483,53 @@ class AttentionView(DisplayOptions, QWidget):
             matrix = self._matrix(kind, h)
             colours = weights_colours(matrix, self._weights_range) if weights else None
             panel.set_matrix(matrix, levels, masked, fmt, colours)
+
+    def _prepare_off_thread(self, stale) -> None:
+        """Compute the stale panels' peaks and reduced images on a worker thread (the
+        document keeps the trace still meanwhile), then show them all at once."""
+        doc, scene = self.document, self.scene
+        keys = [k for k in self.panels if stale is None or k in stale]
+        if not keys:
+            return
+        weights = PLANS[self.stage_name].color == "weights"
+        weights_range = self._weights_range
+        steps = {k: self.panels[k].step for k in keys}
+        token = object()
+        scene.prepare_token = token
+
+        def work() -> dict:
+            data = doc.frozen_data()
+            out = {}
+            for kind, head in keys:
+                m = KINDS[kind].source(data, None if head < 0 else head)
+                shown = weights_colours(m, weights_range) if weights else m
+                out[(kind, head)] = (m, peak(m), prepare_image(shown, steps[(kind, head)]))
+            return out
+
+        doc.run_off_thread(work, lambda result: self._show_prepared(scene, token, result))
+
+    def _show_prepared(self, scene: StageScene, token, result: dict) -> None:
+        if scene.prepare_token is not token:
+            return  # superseded by a newer preparation of this scene
+        if scene is not self.scene:
+            scene.note_change(ALL, ALL)  # hidden meanwhile: redone when shown
+            return
+        scene.peaks.update({key: value[1] for key, value in result.items()})
+        levels = stage_levels(scene.stage, scene.peaks.values())
+        relevel = levels != scene.levels
+        scene.levels = levels
+        fmt = self._format(levels)
+        if relevel and scene.colorbar is not None:
+            scene.colorbar.setLevels(levels, fmt)
+        blocked = self.document.trace().mask
+        for key, panel in self.panels.items():
+            if key in result:
+                self.update_count += 1
+                matrix, _peak, image = result[key]
+                masked = blocked if KINDS[key[0]].masked else None
+                panel.set_matrix(matrix, levels, masked, fmt, reduced=image)
+            elif relevel:
+                panel.relevel(levels, fmt)
 
     def _relabel(self) -> None:
         c, tokens = self.document.config, self.document.tokens
@@ -513,7 +601,31 @@ class AttentionView(DisplayOptions, QWidget):
         return f"{panel.rows}×{panel.cols}"
 
     # ------------------------------------------------------------------ signals ---
+    def _on_busy(self, busy: bool) -> None:
+        self.computing.setVisible(busy)
+        if busy:
+            self.computing.adjustSize()
+            self.computing.move(self.width() - self.computing.width() - 8, 6)
+            self.computing.raise_()
+        elif self._deferred:
+            self._run_deferred(changed=False)
+
+    def _run_deferred(self, changed: bool) -> None:
+        """The stage switch or rebuild that waited for the worker (`changed`: the numbers
+        changed meanwhile, so every kept stage is stale too)."""
+        self._deferred = False
+        if changed:
+            for scene in [*self._scenes.values(), self.scene]:
+                scene.note_change(ALL, ALL)
+        if self.scene.stage != self.document.view.stage and self.scene.panels:
+            self._switch_stage()
+        else:
+            self.rebuild()
+
     def _on_trace(self, change) -> None:
+        if self._deferred:
+            self._run_deferred(changed=True)
+            return
         contributions = ALL if change is None else change.contributions
         for scene in self._scenes.values():  # kept stages catch up when shown again
             scene.note_change(change, contributions)

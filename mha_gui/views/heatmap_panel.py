@@ -25,6 +25,38 @@ from mha_gui.views.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
 VALUE_LIMIT = 12
+# A panel never holds an image larger than this per side: a 2048×2048 attention matrix is
+# drawn from the mean of each 4×4 block (what a screen can show anyway); tooltips and
+# exports keep reading the exact values.
+MAX_IMAGE_SIDE = 512
+
+
+def reduction(rows: int, cols: int) -> tuple[int, int]:
+    """(rows, cols) of matrix cells averaged into one image pixel."""
+    return math.ceil(rows / MAX_IMAGE_SIDE), math.ceil(cols / MAX_IMAGE_SIDE)
+
+
+def prepare_image(shown: np.ndarray, step: tuple[int, int], blocked_value: float = 0.0):
+    """What a panel's image holds: blocked (−∞) cells at `blocked_value` (the middle of the
+    levels: they are painted over by the hatching), reduced by block means to the
+    panel's image size. NumPy only: safe on a worker thread."""
+    if not np.isfinite(shown).all():  # only scores have -inf
+        shown = np.where(np.isfinite(shown), shown, blocked_value)
+    return block_mean(shown, *step)
+
+
+def block_mean(matrix: np.ndarray, kr: int, kc: int) -> np.ndarray:
+    """Mean of each kr×kc block (the last blocks may be partial: padded by edge values)."""
+    if kr == 1 and kc == 1:
+        return matrix
+    rows, cols = matrix.shape
+    pr, pc = -rows % kr, -cols % kc
+    if pr or pc:
+        matrix = np.pad(matrix, ((0, pr), (0, pc)), mode="edge")
+    r, c = matrix.shape
+    return matrix.reshape(r // kr, kr, c // kc, kc).mean(axis=(1, 3))
+
+
 TICK_FONT_PT = 10
 
 
@@ -202,10 +234,11 @@ class CellImage(pg.ImageItem):
         return self._panel()
 
     def _cell(self, pos) -> tuple[int, int] | None:
-        if self.image is None:
+        if self.image is None or self.panel is None:
             return None
-        rows, cols = self.image.shape[:2]
-        r, c = math.floor(pos.y()), math.floor(pos.x())
+        rows, cols = self.panel.rows, self.panel.cols
+        kr, kc = self.panel.step  # image pixels are blocks of cells in a reduced image
+        r, c = math.floor(pos.y() * kr), math.floor(pos.x() * kc)
         if 0 <= r < rows and 0 <= c < cols:
             return r, c
         return None
@@ -279,7 +312,8 @@ class HeatmapPanel:
         self.matrix: np.ndarray | None = None
         self.levels = (-1.0, 1.0)
         self.fmt = number_format("values", self.levels)
-        self._display = np.zeros(shape)
+        self.step = reduction(*shape)
+        self._display = np.zeros((-(-shape[0] // self.step[0]), -(-shape[1] // self.step[1])))
         self._blocked: np.ndarray | None = None
         self._show_values = show_values
         self._value_font_px = 0
@@ -378,26 +412,35 @@ class HeatmapPanel:
         blocked: np.ndarray | None = None,
         fmt: NumberFormat | None = None,
         colours: np.ndarray | None = None,
+        reduced: np.ndarray | None = None,
     ) -> None:
         """Show `matrix` (rows × cols) on `levels`; `blocked` cells are drawn grey with a ×
         overlay; cell numbers print in `fmt` (default: the format of these levels).
         `colours`, when given, is what the colours show instead (the weights divided by a
-        head's or a row's maximum); the numbers printed are still `matrix`'s."""
+        head's or a row's maximum); the numbers printed are still `matrix`'s. `reduced` is
+        the image already prepared (by `prepare_image`, off the UI thread)."""
         self.matrix = matrix
         self.levels = levels
         self.fmt = fmt if fmt is not None else number_format("values", levels)
-        shown = matrix if colours is None else colours
-        if np.isfinite(shown).all():  # only scores have -inf: skip the masked copy
-            np.copyto(self._display, shown)
-        else:
-            mid = (levels[0] + levels[1]) / 2
-            np.copyto(self._display, np.where(np.isfinite(shown), shown, mid))
+        if reduced is None:
+            shown = matrix if colours is None else colours
+            reduced = prepare_image(shown, self.step, (levels[0] + levels[1]) / 2)
+        np.copyto(self._display, reduced)
         self.image.setImage(self._display, levels=levels, autoLevels=False)
+        if self.step != (1, 1):
+            self.image.setRect(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
         if blocked is not None and not blocked.any():
             blocked = None
         if not _same(blocked, self._blocked):
             self._blocked = None if blocked is None else blocked.copy()
             self._draw_blocked()
+        self._update_labels()
+
+    def relevel(self, levels: tuple[float, float], fmt: NumberFormat | None = None) -> None:
+        """New colour levels for the same numbers (the image is re-mapped, not rebuilt)."""
+        self.levels = levels
+        self.fmt = fmt if fmt is not None else number_format("values", levels)
+        self.image.setLevels(levels)
         self._update_labels()
 
     def _draw_blocked(self) -> None:

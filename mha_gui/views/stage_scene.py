@@ -65,6 +65,7 @@ class StageScene:
     # None = nothing yet; (ALL, ALL) = everything
     pending: tuple | None = None
     relabel: bool = False  # tokens renamed while hidden
+    prepare_token: object = None  # the newest off-thread preparation of this scene
 
     @property
     def cells(self) -> int:

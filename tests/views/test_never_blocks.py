@@ -1,0 +1,94 @@
+"""Large layers recompute and prepare their images off the UI thread: the window stays
+live, says "computing…", and what it settles on equals a fresh forward of its numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_gui import document as document_module
+from mha_gui.document import Document
+from mha_gui.engine.presets import random_session
+from mha_gui.views import attention_view as view_module
+from mha_gui.views.attention_view import AttentionView
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+@pytest.fixture
+def off_thread(monkeypatch):
+    """Every layer counts as large: recomputes and image preparation go to the worker."""
+    monkeypatch.setattr(document_module, "ASYNC_CELLS", 0)
+    monkeypatch.setattr(view_module, "PREPARE_CELLS", 0)
+
+
+def settled(qtbot, doc):
+    qtbot.waitUntil(lambda: not doc.busy, timeout=20_000)
+    for _ in range(3):
+        qtbot.wait(5)
+    assert not doc.busy
+
+
+def test_opening_a_large_layer_returns_at_once_and_settles_exactly(qtbot, show_widget, off_thread):
+    session = random_session(seed=4, tokens=7, d_model=8, heads=2)
+    doc = Document(session.copy())
+    assert doc.busy  # the first forward pass runs on the worker
+    view = show_widget(AttentionView(doc), 800, 500)
+    assert view.computing.isVisible()
+    settled(qtbot, doc)
+    assert not view.computing.isVisible()
+    np.testing.assert_allclose(doc.trace().weights, session.run().weights, atol=1e-12)
+    assert view.panels  # built from the finished trace
+
+
+def test_edits_made_while_computing_are_not_lost(qtbot, show_widget, off_thread):
+    doc = Document(random_session(seed=5, tokens=6, d_model=8, heads=4))
+    view = show_widget(AttentionView(doc), 800, 500)
+    settled(qtbot, doc)
+    doc.set_stage(3)
+    for k in range(12):  # a scrub: edits arrive while the worker is busy
+        doc.set_value("W_Q", (1, 0, 0), 0.3 * k, merge_key="scrub")
+        doc.set_value("X", (2, 1), -0.2 * k)
+        qtbot.wait(1)
+    settled(qtbot, doc)
+    fresh = doc.snapshot().run()
+    np.testing.assert_allclose(doc.trace().weights, fresh.weights, atol=1e-12)
+    np.testing.assert_allclose(doc.trace().output, fresh.output, atol=1e-12)
+    for head in range(4):  # what is drawn is that trace
+        np.testing.assert_allclose(view.panels[("A", head)].matrix, fresh.weights[head])
+
+
+def test_prepared_images_look_like_the_synchronous_ones(qtbot, show_widget, monkeypatch):
+    session = random_session(seed=6, tokens=5, d_model=8, heads=2)
+    sync_view = show_widget(AttentionView(Document(session.copy())), 700, 420)
+    sync_view.document.set_stage(2)
+    for _ in range(4):
+        qtbot.wait(5)
+    expected = sync_view.grab().toImage()
+    monkeypatch.setattr(view_module, "PREPARE_CELLS", 0)
+    doc = Document(session.copy())
+    view = show_widget(AttentionView(doc), 700, 420)
+    doc.set_stage(2)
+    settled(qtbot, doc)
+    got = view.grab().toImage()
+    differ = sum(
+        got.pixel(x, y) != expected.pixel(x, y)
+        for x in range(0, got.width(), 3)
+        for y in range(0, got.height(), 3)
+    )
+    assert differ < 0.01 * (got.width() // 3) * (got.height() // 3)
+
+
+def test_a_large_panel_is_drawn_from_a_reduced_image_with_exact_tooltips(qtbot, show_widget):
+    from mha_gui.views.heatmap_panel import MAX_IMAGE_SIDE, block_mean, reduction
+
+    assert reduction(2048, 2048) == (4, 4) and reduction(100, 64) == (1, 1)
+    m = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_allclose(block_mean(m, 2, 2), [[2.5, 4.5], [8.5, 10.5]])  # edge-padded
+    doc = Document(random_session(seed=7, tokens=MAX_IMAGE_SIDE + 40, d_model=8, heads=1))
+    view = show_widget(AttentionView(doc), 600, 420)
+    doc.set_stage(3)
+    settled(qtbot, doc)
+    panel = view.panels[("A", 0)]
+    assert panel.step == (2, 2) and panel.image.image.shape == (276, 276)
+    assert "A_0[300,7]" in view.cell_tooltip("A", 0, 300, 7)
