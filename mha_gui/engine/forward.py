@@ -417,12 +417,15 @@ class _ParallelHeads:
         self._pool: ThreadPoolExecutor | None = None
         self._controller = None
         self._ready = False
+        self._pid = 0  # a forked child inherits the pool object but not its threads
         self.workers = 1
 
     def _setup(self) -> None:
         with self._lock:
-            if self._ready:
+            if self._ready and self._pid == os.getpid():
                 return
+            self._pid = os.getpid()
+            self._section = threading.Lock()  # (a lock held at fork time stays held)
             try:
                 from threadpoolctl import ThreadpoolController
 

@@ -6,7 +6,9 @@ Random small layers never reach those sizes, so here the thresholds are set to z
 every result is compared with the plain per-head reference again.
 """
 
+import os
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
@@ -130,3 +132,27 @@ def test_concurrent_forwards_agree_and_leave_blas_threads_as_they_were():
     for i, out in enumerate(got):
         np.testing.assert_array_equal(out, expect[i % 6])
     assert [i["num_threads"] for i in threadpoolctl.threadpool_info()] == before
+
+
+def test_a_forked_child_gets_its_own_threads():
+    """The pool object survives fork(), its threads do not: the child must not hang."""
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork on this platform")
+    rng = np.random.default_rng(2)
+    args = [rng.normal(size=s) for s in ((64, 16), (4, 16, 4), (4, 16, 4), (4, 16, 4), (16, 16))]
+    with forced():
+        expect = forward(*args).output  # the parent's pool is up
+        pid = os.fork()
+        if pid == 0:  # child: exit 0 only if the same numbers come out
+            ok = np.array_equal(forward(*args).output, expect)
+            os._exit(0 if ok else 1)
+    for _ in range(600):  # up to 30 s, then the child is stuck: kill it and fail
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("forward() hung in a forked child")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
