@@ -138,7 +138,7 @@ _KIND_ALIASES = {"signed": "values"}  # the older name, still accepted
 
 
 def color_kind(kind: str) -> str:
-    """"values" or "weights" ("signed" is accepted for "values"); ValueError otherwise."""
+    """The colour kind: "values" or "weights" ("signed" means "values"); else ValueError."""
     kind = _KIND_ALIASES.get(kind, kind)
     if kind not in COLOR_KINDS:
         raise ValueError(f"unknown colour kind {kind!r}; choose values or weights")
