@@ -7,7 +7,8 @@ user's own configuration.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from mha_gui.engine.config import Config
 from mha_gui.engine.stages import STAGES
@@ -79,3 +80,74 @@ def human(n: float, unit: str = "") -> str:
         if abs(n) >= factor:
             return f"{n / factor:.3g}{suffix}{unit}"
     return f"{n:g} {unit}".rstrip() if unit else f"{n:g}"
+
+
+# ---------------------------------------------------------- MHA / GQA / MQA ----------
+@dataclass(frozen=True)
+class KvVariant:
+    """The layer with `h_kv` key/value heads instead of its own (everything else kept)."""
+
+    h_kv: int
+    variant: str  # "MHA", "GQA" or "MQA"
+    parameters: int
+    kv_cache_per_token: int  # numbers: h_kv·(d_k + d_v), as LayerStats
+    kv_cache: int  # numbers for all n tokens: n·h_kv·(d_k + d_v)
+    current: bool  # the layer's own h_kv
+
+    @property
+    def label(self) -> str:
+        return self.variant if self.variant != "GQA" else f"GQA ({self.h_kv} K/V heads)"
+
+    def groups(self, h: int) -> list[range]:
+        """The query heads that share each K/V head: head i reads K/V head i // (h/h_kv)."""
+        per = h // self.h_kv
+        return [range(g * per, (g + 1) * per) for g in range(self.h_kv)]
+
+
+MAX_GQA_SHOWN = 4
+
+
+def gqa_choices(h: int, current: int | None = None, limit: int = MAX_GQA_SHOWN) -> list[int]:
+    """The GQA head counts worth comparing: every divisor of h strictly between 1 and h
+    when there are at most `limit`, else `limit` of them spread evenly on a log scale —
+    always including `current` when it is a GQA count. Largest first (MHA → MQA order)."""
+    between = [g for g in range(h - 1, 1, -1) if h % g == 0]
+    if len(between) <= limit:
+        return between
+    picks = {between[round(k * (len(between) - 1) / (limit - 1))] for k in range(limit)}
+    if current in between and current not in picks:
+        # replace the pick nearest to it, so the row count stays `limit`
+        nearest = min(picks, key=lambda g: abs(math.log(g) - math.log(current)))
+        picks = (picks - {nearest}) | {current}
+    return sorted(picks, reverse=True)
+
+
+def kv_variants(config: Config, limit: int = MAX_GQA_SHOWN) -> list[KvVariant]:
+    """MHA (h_kv = h), GQA choices and MQA (h_kv = 1) for this layer at its n, largest
+    cache first; one entry per distinct h_kv (h = 1 has only one)."""
+    c = config
+    counts = [c.h, *gqa_choices(c.h, c.h_kv, limit), 1]
+    if c.h_kv not in counts:  # cannot happen (h_kv divides h), kept for safety
+        counts.append(c.h_kv)
+    out = []
+    for g in sorted(set(counts), reverse=True):
+        other = replace(c, h_kv=g)
+        per_token = g * (c.d_k + c.d_v)
+        out.append(
+            KvVariant(
+                h_kv=g,
+                variant=other.variant,
+                parameters=parameter_count(other),
+                kv_cache_per_token=per_token,
+                kv_cache=c.n * per_token,
+                current=g == c.h_kv,
+            )
+        )
+    return out
+
+
+# ------------------------------------------------------------- the stats panel -------
+def flops_share(stats: LayerStats) -> dict[str, float]:
+    """Each stage's fraction of the total FLOPs (0 for all when the total is 0)."""
+    total = stats.total_flops
+    return {k: (v / total if total else 0.0) for k, v in stats.flops.items()}

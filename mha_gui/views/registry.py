@@ -22,6 +22,9 @@ from mha_gui.export.drawing import FigureOptions
 VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.diff_view",
     "mha_gui.views.identity_demos",
+    "mha_gui.views.contribution_view",
+    "mha_gui.views.stats_panel",
+    "mha_gui.views.kv_cache_view",
     "mha_gui.views.neuron_view",
     "mha_gui.views.line_view",
 )

@@ -1,0 +1,517 @@
+"""What each head adds to the output, token by token, and switches to turn heads off.
+
+Rows are tokens; one column per head shows ‖C_i[t]‖ = ‖Z_i W_O^i‖ (the L2 norm over the
+d_model features of head i's share of Y) as a bar in the head's colour with its number,
+and a last column the size of the heads' sum, ‖Y − b_O‖ (= ‖Y‖ without biases). All bars
+share one scale. A switched-off head's column is greyed, titled "off", and its bars are
+hatched outlines of what the head *would* add (from its still-computed weights), so the
+student sees what is lost.
+
+The dock (`contributionView`) holds one check box per head, `ablate.0` … `ablate.{h-1}`:
+**checked = head switched off** (ablated, Z_i = 0). Each click is one undo step through
+`Document.set_ablated`; the boxes follow the document (undo unchecks them), never the
+reverse. The same drawing is `mha-gui export --view contributions [--ablate 1,3]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QSignalBlocker, Qt
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+
+from mha_gui import theme
+from mha_gui.engine.contributions import ContributionNorms, contribution_norms
+from mha_gui.engine.numbers import fixed_format, nice_peak, num, sub
+from mha_gui.export.drawing import FigureOptions
+from mha_gui.export.text import (
+    _elide,
+    _qcolor,
+    draw_rich,
+    ensure_app,
+    make_font,
+    rich_width,
+    text_width,
+)
+from mha_gui.views.display_options import bind_display
+from mha_gui.views.drawing_widget import DrawingWidget
+from mha_gui.views.flow_layout import FlowLayout
+from mha_gui.views.registry import ViewSpec, register_view
+
+MARGIN = 28.0
+TITLE_PX, NOTE_PX, HEAD_PX, LABEL_PX = 24.0, 14.0, 15.0, 14.0
+MAX_WIDTH = 1600.0
+MAX_COLUMN, MIN_COLUMN = 230.0, 24.0
+MAX_ROW, MIN_ROW = 36.0, 6.0
+TABLE_HEIGHT = 620.0  # rows shrink to fit a long sequence into about this height
+
+
+def total_name(bias: bool) -> str:
+    """What the last column measures: ‖Y − b_O‖ with biases, which is ‖Y‖ without."""
+    return "‖Y − b_O‖" if bias else "‖Y‖"
+
+
+@dataclass(frozen=True)
+class Cell:
+    """What the mouse is over: a head's bar (head = index) or the total (head = None)."""
+
+    token: int
+    head: int | None
+
+
+@dataclass(frozen=True)
+class Header:
+    head: int | None
+
+
+class ContributionDrawing:
+    """The bar table of contribution sizes (a Drawing, export/drawing.py)."""
+
+    def __init__(
+        self,
+        norms: ContributionNorms,
+        tokens: list[str],
+        bias: bool,
+        head: int | None = None,
+        query: int | None = None,
+    ):
+        ensure_app()
+        self.norms = norms
+        self.tokens = list(tokens)
+        self.bias = bias
+        self.head = head
+        self.query = query
+        h, n = norms.h, norms.n
+        top = nice_peak(norms.peak) if norms.peak > 0 else 1.0
+        self.scale_top = top
+        # two decimals; tiny sizes share a power of ten (printed once) instead of 0.007
+        self.fmt = fixed_format(top, 2)
+        self.title = "Head contributions to Y, token by token"
+        off = ", ".join(str(i) for i in norms.ablate)
+        self.description = (
+            f"‖C_i[t]‖ = ‖Z_i W_O^i‖ per token for {h} heads and {total_name(bias)}"
+            + (f"; heads {off} switched off" if off else "")
+        )
+        # ---- geometry
+        self.label_w = min(170.0, max(text_width(t, LABEL_PX, True) for t in self.tokens) + 14)
+        self.label_w = max(self.label_w, 60.0)
+        avail = MAX_WIDTH - 2 * MARGIN - self.label_w
+        self.col_w = max(MIN_COLUMN, min(MAX_COLUMN, avail / (h + 1)))
+        self.row_h = max(MIN_ROW, min(MAX_ROW, TABLE_HEIGHT / n))
+        self.value_px = min(LABEL_PX, self.row_h * 0.45) if self.row_h >= 18 else 0.0
+        self.number_w = (
+            max(text_width(self._number(v), self.value_px) for v in self._all_values()) + 8
+            if self.value_px
+            else 0.0
+        )
+        if self.number_w > self.col_w * 0.5:  # no room for numbers beside the bars
+            self.value_px, self.number_w = 0.0, 0.0
+        self.head_px = min(HEAD_PX, max(9.0, self.col_w * 0.16))
+        self.x0 = MARGIN + self.label_w
+        self.title_y = MARGIN
+        self.note_y = self.title_y + TITLE_PX * 1.5
+        self.notes = self._notes()
+        self.header_y = self.note_y + NOTE_PX * 1.5 * len(self.notes) + 12
+        self.header_h = self.head_px * 2.2
+        self.table_y = self.header_y + self.header_h + 4
+        table_w = self.label_w + (h + 1) * self.col_w
+        title_w = max(
+            text_width(self.title, TITLE_PX, True),
+            *(rich_width(t, NOTE_PX) for t in self.notes),
+        )
+        self.width = max(table_w, title_w) + 2 * MARGIN
+        self.height = self.table_y + n * self.row_h + MARGIN
+
+    # --------------------------------------------------------------- numbers ------
+    def _all_values(self):
+        yield from self.norms.norms.ravel()[:4000]
+        yield from self.norms.lost.ravel()[:4000]
+        yield from self.norms.total
+
+    def _number(self, v: float, lost: bool = False) -> str:
+        text = self.fmt.cell(float(v))
+        return f"({text})" if lost else text
+
+    def _notes(self) -> list[str]:
+        notes = [
+            "bar: ‖C_i[t]‖ = ‖Z_i W_O^i‖, the length (L2 norm over d_model) of head i's share "
+            f"of Y at token t · last column: {total_name(self.bias)} = ‖Σ_i C_i‖",
+            "heads can cancel, so their lengths need not add up to the total · "
+            f"one scale for all bars (full cell = {self.fmt.tick(self.scale_top)})"
+            + (f" · every number {self.fmt.factor}" if self.fmt.factor else ""),
+        ]
+        if self.norms.ablate:
+            heads = ", ".join(str(i) for i in self.norms.ablate)
+            word = "head" if len(self.norms.ablate) == 1 else "heads"
+            notes.append(
+                f"{word} {heads} off: Z = 0, so C = 0 — hatched bars show what it would add "
+                "(its weights are still computed)"
+            )
+        return notes
+
+    # ------------------------------------------------------------ geometry --------
+    def column_x(self, head: int | None) -> float:
+        index = self.norms.h if head is None else head
+        return self.x0 + index * self.col_w
+
+    def row_y(self, token: int) -> float:
+        return self.table_y + token * self.row_h
+
+    def bar_length(self, value: float) -> float:
+        room = self.col_w - 12 - self.number_w
+        return max(0.0, room * float(value) / self.scale_top)
+
+    def hit(self, x: float, y: float):
+        h, n = self.norms.h, self.norms.n
+        if not (self.x0 <= x < self.x0 + (h + 1) * self.col_w):
+            if MARGIN <= x < self.x0 and self.table_y <= y < self.table_y + n * self.row_h:
+                return Cell(int((y - self.table_y) // self.row_h), None)
+            return None
+        col = int((x - self.x0) // self.col_w)
+        head = None if col >= h else col
+        if self.header_y <= y < self.table_y:
+            return Header(head)
+        if self.table_y <= y < self.table_y + n * self.row_h:
+            return Cell(int((y - self.table_y) // self.row_h), head)
+        return None
+
+    def tooltip(self, item) -> str:
+        nm = self.norms
+        if isinstance(item, Header):
+            if item.head is None:
+                return (
+                    f"{total_name(self.bias)} = ‖Σ_i C_i‖: the length of everything the heads "
+                    "add to each token (the bias b_O belongs to no head)"
+                )
+            i = item.head
+            state = "switched off (Z = 0)" if i in nm.ablate else "on"
+            return f"head {i}: {state}. Click to inspect it."
+        t = item.token
+        token = self.tokens[t]
+        if item.head is None:
+            heads = float(nm.norms[:, t].sum())
+            return (
+                f"{token}: {total_name(self.bias)} = {num(nm.total[t])}; the heads' lengths add "
+                f"up to {num(heads)} (cancellation makes the total shorter)"
+            )
+        i = item.head
+        if i in nm.ablate:
+            return (
+                f"{token}, head {i} (off): C{sub(i)} = 0. Switched on it would add a vector "
+                f"of length {num(nm.lost[i, t])}."
+            )
+        return (
+            f"{token}, head {i}: ‖C{sub(i)}[{token}]‖ = {num(nm.norms[i, t])} "
+            f"({100 * nm.share(i, t):.0f}% of the heads' lengths at this token)"
+        )
+
+    # --------------------------------------------------------------- painting -----
+    def paint(self, painter, theme_name: str, colormap: str) -> None:
+        from PySide6.QtCore import QPointF, QRectF
+        from PySide6.QtGui import QPen
+
+        pal = theme.palette(theme_name)
+        nm = self.norms
+        h, n = nm.h, nm.n
+        painter.save()
+        painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
+        painter.fillRect(QRectF(0, 0, self.width, self.height), _qcolor(pal.background))
+        draw_rich(painter, MARGIN, self.title_y, self.title, TITLE_PX, pal.text, True)
+        for k, note in enumerate(self.notes):
+            draw_rich(painter, MARGIN, self.note_y + k * NOTE_PX * 1.5, note, NOTE_PX, pal.muted)
+
+        table_h = n * self.row_h
+        # followed query: a band across the table
+        if self.query is not None and 0 <= self.query < n:
+            painter.fillRect(
+                QRectF(
+                    MARGIN,
+                    self.row_y(self.query),
+                    self.x0 + (h + 1) * self.col_w - MARGIN,
+                    self.row_h,
+                ),
+                _qcolor(pal.panel),
+            )
+        # switched-off columns: greyed
+        for i in nm.ablate:
+            painter.fillRect(
+                QRectF(self.column_x(i), self.header_y, self.col_w, self.header_h + 4 + table_h),
+                _qcolor(pal.blocked),
+            )
+        if self.fmt.factor:  # the common power of ten, where the eye starts reading numbers
+            draw_rich(
+                painter, MARGIN, self.header_y + self.header_h * 0.2, self.fmt.factor,
+                self.head_px, pal.muted,
+            )  # fmt: skip
+        # headers
+        for i in [*range(h), None]:
+            self._paint_header(painter, pal, theme_name, i)
+        # grid: a line under the header, light row separators when rows are tall
+        pen = QPen(_qcolor(pal.grid))
+        pen.setWidthF(1.0)
+        painter.setPen(pen)
+        right = self.x0 + (h + 1) * self.col_w
+        painter.drawLine(QPointF(MARGIN, self.table_y - 2), QPointF(right, self.table_y - 2))
+        sep = self.column_x(None) - 0.5
+        painter.drawLine(QPointF(sep, self.header_y), QPointF(sep, self.table_y + table_h))
+        # token labels and bars
+        for t in range(n):
+            self._paint_row(painter, pal, t)
+        # inspected head: a frame in its colour
+        if self.head is not None and 0 <= self.head < h:
+            pen = QPen(_qcolor(theme.head_color(self.head)))
+            pen.setWidthF(2.5)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(
+                QRectF(
+                    self.column_x(self.head) + 1.5,
+                    self.header_y - 2,
+                    self.col_w - 3,
+                    self.header_h + 8 + table_h,
+                ),
+                5,
+                5,
+            )
+        painter.restore()
+
+    def _paint_header(self, painter, pal, theme_name, head: int | None) -> None:
+        from PySide6.QtCore import QRectF
+
+        x, y, w = self.column_x(head), self.header_y, self.col_w
+        px = self.head_px
+        if head is None:
+            text = total_name(self.bias)
+            painter.setFont(make_font(px, True))
+            painter.setPen(_qcolor(pal.text))
+            painter.drawText(
+                QRectF(x + 6, y, w - 8, self.header_h),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                _elide(text, px, w - 8, True),
+            )
+            return
+        off = head in self.norms.ablate
+        sw = min(12.0, px * 0.8)
+        painter.fillRect(
+            QRectF(x + 6, y + (self.header_h - sw) / 2, sw, sw), _qcolor(theme.head_color(head))
+        )
+        label = f"head {head}" + (" · off" if off else "")
+        room = w - sw - 14
+        if text_width(label, px, True) > room:
+            px = max(9.0, px * room / text_width(label, px, True))
+        if text_width(label, px, True) > room:
+            label = f"{head}" + (" off" if off else "")
+        painter.setFont(make_font(px, True))
+        painter.setPen(_qcolor(pal.muted if off else theme.head_text_color(head, theme_name)))
+        painter.drawText(
+            QRectF(x + 10 + sw, y, w - sw - 12, self.header_h),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            _elide(label, px, w - sw - 12, True),
+        )
+
+    def _paint_row(self, painter, pal, t: int) -> None:
+        from PySide6.QtCore import QRectF
+
+        nm = self.norms
+        y = self.row_y(t)
+        rh = self.row_h
+        if rh >= 9:
+            bold = t == self.query
+            px = min(LABEL_PX, rh * 0.5)
+            painter.setFont(make_font(px, bold))
+            painter.setPen(_qcolor(pal.text if bold else pal.muted))
+            painter.drawText(
+                QRectF(MARGIN, y, self.label_w - 10, rh),
+                Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
+                _elide(self.tokens[t], px, self.label_w - 10, bold),
+            )
+        bar_h = max(2.0, min(rh * 0.62, 22.0))
+        by = y + (rh - bar_h) / 2
+        for i in [*range(nm.h), None]:
+            x = self.column_x(i) + 6
+            if i is None:
+                value, colour, lost = float(nm.total[t]), pal.muted, False
+            else:
+                lost = i in nm.ablate
+                value = float(nm.lost[i, t] if lost else nm.norms[i, t])
+                colour = theme.head_color(i)
+            length = self.bar_length(value)
+            rect = QRectF(x, by, length, bar_h)
+            if lost:
+                _hatched_bar(painter, rect, pal)
+            elif length > 0:
+                painter.fillRect(rect, _qcolor(colour))
+            if self.value_px:
+                painter.setFont(make_font(self.value_px, i is None))
+                painter.setPen(_qcolor(pal.muted if lost else pal.text))
+                painter.drawText(
+                    QRectF(x + length + 4, y, self.number_w + 4, rh),
+                    Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                    self._number(value, lost),
+                )
+
+
+def _hatched_bar(painter, rect, pal) -> None:
+    """The outline of what a switched-off head would add, hatched like a blocked cell."""
+    from PySide6.QtCore import QLineF
+    from PySide6.QtGui import QPen
+
+    if rect.width() <= 0:
+        return
+    painter.save()
+    painter.setClipRect(rect.adjusted(-1, -1, 1, 1))
+    pen = QPen(_qcolor(pal.hatch))
+    pen.setWidthF(1.0)
+    painter.setPen(pen)
+    step = 6.0
+    x = rect.left() - rect.height()
+    while x < rect.right():
+        painter.drawLine(QLineF(x, rect.bottom(), x + rect.height(), rect.top()))
+        x += step
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    pen.setWidthF(1.4)
+    painter.setPen(pen)
+    painter.drawRect(rect)
+    painter.restore()
+
+
+def contribution_drawing(data, options: FigureOptions | None = None) -> ContributionDrawing:
+    """The figure for a StageData (Document or SessionData) — `export --view contributions`."""
+    options = options or FigureOptions()
+    c = data.config
+    head = options.head if 0 <= options.head < c.h else None
+    query = options.query if 0 <= options.query < c.n else None
+    return ContributionDrawing(contribution_norms(data), data.tokens, c.bias, head, query)
+
+
+# --------------------------------------------------------------------- widgets -------
+class ContributionCanvas(DrawingWidget):
+    """The bar table on screen; a click on a bar follows that token and inspects that head."""
+
+    max_scale = 1.2
+
+    def __init__(self, document, parent=None):
+        super().__init__(document, parent)
+        self.setObjectName("contributionCanvas")
+        for signal in (
+            document.traceChanged,
+            document.configChanged,
+            document.shapeChanged,
+            document.tokensChanged,
+            document.viewChanged,
+        ):
+            signal.connect(self.refresh)
+        self.hitClicked.connect(self._clicked)
+
+    def make_drawing(self) -> ContributionDrawing:
+        v = self.document.view
+        return contribution_drawing(self.document, FigureOptions(head=v.head, query=v.query))
+
+    def _clicked(self, item) -> None:
+        if isinstance(item, Cell):
+            self.document.set_query(item.token)
+        if item.head is not None:
+            self.document.set_head(item.head)
+
+
+class ContributionView(QWidget):
+    """The dock: switches `ablate.i` (checked = head i off) above the bar table."""
+
+    def __init__(self, document, settings=None, parent=None):
+        super().__init__(parent)
+        self.setObjectName("contributionView")
+        self.document = document
+        self.boxes: list[QCheckBox] = []
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.bar = QWidget(self)
+        self.bar.setObjectName("ablateBar")
+        row = QHBoxLayout(self.bar)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.switches_label = QLabel("Switch off:", self.bar)
+        self.switches_label.setToolTip(
+            "Check a head to switch it off (ablate it): its Z_i becomes 0, so it adds nothing "
+            "to Y. Its attention weights are still computed and shown. Each switch is one "
+            "undo step and is saved with the session."
+        )
+        row.addWidget(self.switches_label, 0, Qt.AlignmentFlag.AlignTop)
+        self.flow_host = QWidget(self.bar)
+        self.flow = FlowLayout(self.flow_host, h_spacing=10, v_spacing=2)
+        row.addWidget(self.flow_host, 1)
+        layout.addWidget(self.bar)
+        self.canvas = ContributionCanvas(document, self)
+        layout.addWidget(self.canvas, 1)
+        document.configChanged.connect(self.sync)
+        document.shapeChanged.connect(self.sync)
+        self.sync()
+        if settings is not None:
+            bind_display(self, settings)
+
+    # ------------------------------------------------------------------ switches ---
+    def sync(self, *_args) -> None:
+        """Make the boxes show the document: one per head, checked = switched off."""
+        h = self.document.config.h
+        if len(self.boxes) != h:
+            self._rebuild_boxes(h)
+        off = set(self.document.config.ablate)
+        for i, box in enumerate(self.boxes):
+            with QSignalBlocker(box):
+                box.setChecked(i in off)
+            box.setText(f"head {i}" + (" (off)" if i in off else ""))
+
+    def _rebuild_boxes(self, h: int) -> None:
+        for box in self.boxes:
+            self.flow.removeWidget(box)
+            box.deleteLater()
+        self.boxes = []
+        for i in range(h):
+            box = QCheckBox(f"head {i}", self.flow_host)
+            box.setObjectName(f"ablate.{i}")
+            box.setToolTip(
+                f"Checked: head {i} is switched off (ablated) — Z{sub(i)} = 0, so it adds "
+                f"nothing to Y; its weights A{sub(i)} are still shown. Unchecked: head {i} "
+                "is on. One undo step."
+            )
+            colour = theme.head_color(i)
+            box.setStyleSheet(
+                f"QCheckBox::indicator {{ border: 2px solid {colour}; width: 12px; height: 12px; }}"
+                f"QCheckBox::indicator:checked {{ background: {colour}; }}"
+            )
+            box.clicked.connect(lambda checked, i=i: self._switch(i, checked))
+            self.flow.addWidget(box)
+            self.boxes.append(box)
+        if self.boxes:  # the label sits on the first line of boxes
+            self.switches_label.setFixedHeight(self.boxes[0].sizeHint().height())
+
+    def _switch(self, head: int, off: bool) -> None:
+        try:
+            self.document.set_ablated(head, bool(off))
+        finally:
+            self.sync()  # the box shows what the document holds, whatever happened
+
+    # ---------------------------------------------------------- display settings ---
+    def set_theme(self, name: str) -> None:
+        self.canvas.set_theme(name)
+
+    def set_colormap(self, name: str) -> None:
+        self.canvas.set_colormap(name)
+
+    def set_zoom(self, factor: float) -> None:
+        self.canvas.set_zoom(factor)
+
+    def set_show_values(self, show: bool) -> None:
+        self.canvas.set_show_values(show)
+
+
+register_view(
+    ViewSpec(
+        name="contributions",
+        title="Head contributions",
+        object_name="contributionView",
+        create=lambda document, settings: ContributionView(document, settings),
+        drawing=contribution_drawing,
+        area="right",
+    )
+)
+
+__all__ = ["ContributionDrawing", "ContributionView", "contribution_drawing"]

@@ -1,0 +1,287 @@
+"""MHA, GQA and MQA side by side for the layer being edited.
+
+One row per choice of the number of key/value heads h_kv — MHA (h_kv = h), a few GQA
+divisors of h (always the layer's own) and MQA (h_kv = 1) — each with a diagram of which
+query heads read which K/V head (coloured groups), the K/V cache at this n and the
+parameter count as bars with their numbers; the layer's own variant is highlighted.
+Numbers come from engine/stats.py (`kv_variants`), whose K/V cache is h_kv·(d_k + d_v)
+numbers per token, as `mha-gui info` prints it. `mha-gui export --view kv-cache` writes
+the same drawing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import Qt
+
+from mha_gui import theme
+from mha_gui.engine.config import Config
+from mha_gui.engine.numbers import sub
+from mha_gui.engine.stats import KvVariant, kv_variants
+from mha_gui.export.drawing import FigureOptions
+from mha_gui.export.text import _qcolor, draw_rich, ensure_app, make_font, rich_width, text_width
+from mha_gui.views.display_options import bind_display
+from mha_gui.views.drawing_widget import DrawingWidget
+from mha_gui.views.registry import ViewSpec, register_view
+
+MARGIN = 28.0
+TITLE_PX, NOTE_PX, HEAD_PX, LABEL_PX, NUMBER_PX = 24.0, 14.0, 15.0, 15.0, 14.0
+LABEL_W = 150.0
+DIAGRAM_W = 380.0
+CACHE_W, PARAMS_W = 300.0, 240.0
+GAP = 36.0
+ROW_H = 84.0
+# Group tints behind the diagram: alternate so neighbouring groups read as separate.
+GROUP_TINTS = {"light": ("#e8eef7", "#f5ead9"), "dark": ("#2d3a4d", "#4a3d2a")}
+
+
+def kv_name(g: int) -> str:
+    return f"K{sub(g)}V{sub(g)}"
+
+
+def group_text(variant: KvVariant, h: int) -> str:
+    """`heads 0–3 read K₀V₀, heads 4–7 read K₁V₁` (shortened for many groups)."""
+    groups = variant.groups(h)
+    if variant.h_kv == h:
+        return "each query head reads its own K/V head"
+    if variant.h_kv == 1:
+        return f"all {h} query heads read one K/V head"
+    if len(groups) > 4:
+        return f"each K/V head is read by {h // variant.h_kv} query heads (head i reads i // {h // variant.h_kv})"
+    return ", ".join(
+        f"heads {r.start}–{r.stop - 1} read {kv_name(g)}" for g, r in enumerate(groups)
+    )
+
+
+@dataclass(frozen=True)
+class VariantRow:
+    index: int
+
+
+class KvCacheDrawing:
+    """The side-by-side figure (a Drawing, export/drawing.py)."""
+
+    def __init__(self, config: Config):
+        ensure_app()
+        c = config
+        self.config = c
+        self.variants = kv_variants(c)
+        self.title = "MHA, GQA and MQA for this layer"
+        self.description = (
+            f"K/V cache and parameters for h_kv in {[v.h_kv for v in self.variants]} "
+            f"at n={c.n}, d_model={c.d_model}, h={c.h}, d_k={c.d_k}, d_v={c.d_v}"
+        )
+        self.subtitle = (
+            f"n = {c.n} tokens · d_model = {c.d_model} · h = {c.h} query heads · "
+            f"d_k = {c.d_k} · d_v = {c.d_v}{' · biases' if c.bias else ''} · only the number "
+            "of K/V heads h_kv changes"
+        )
+        self.notes = [
+            "K/V cache = n · h_kv · (d_k + d_v) numbers per layer (× 2 bytes in fp16): what "
+            "inference keeps for every token already seen",
+            "parameters = h·d_model·d_k + h_kv·d_model·(d_k + d_v) + h·d_v·d_model"
+            + (" + biases" if c.bias else "")
+            + ": only W^K and W^V shrink",
+            f"Q, the scores and the weights keep all h = {c.h} heads in every variant "
+            f"(h·n² = {c.h * c.n * c.n:,} attention entries)",
+        ]
+        if c.h == 1:
+            self.notes.append("with one query head, MHA and MQA are the same layer")
+        elif not any(v.variant == "GQA" for v in self.variants):
+            self.notes.append(
+                f"h = {c.h} has no GQA: h_kv must divide h and lie strictly between 1 and h"
+            )
+        self.max_cache = max(v.kv_cache for v in self.variants)
+        self.max_params = max(v.parameters for v in self.variants)
+        self.cache_text = [self._cache_label(v) for v in self.variants]
+        self.params_text = [f"{v.parameters:,}" for v in self.variants]
+        cache_num_w = max(text_width(t, NUMBER_PX, True) for t in self.cache_text) + 12
+        params_num_w = max(text_width(t, NUMBER_PX, True) for t in self.params_text) + 12
+        # ---- geometry
+        self.x_label = MARGIN
+        self.x_diagram = self.x_label + LABEL_W
+        self.x_cache = self.x_diagram + DIAGRAM_W + GAP
+        self.x_params = self.x_cache + CACHE_W + cache_num_w + GAP
+        right = self.x_params + PARAMS_W + params_num_w
+        self.subtitle_y = MARGIN + TITLE_PX * 1.5
+        self.header_y = self.subtitle_y + NOTE_PX * 1.6 + 18
+        self.rows_y = self.header_y + HEAD_PX * 1.8 + 6
+        self.notes_y = self.rows_y + len(self.variants) * ROW_H + 14
+        text_w = max(
+            text_width(self.title, TITLE_PX, True),
+            rich_width(self.subtitle, NOTE_PX),
+            *(rich_width(t, NOTE_PX) for t in self.notes),
+        )
+        self.width = max(right, MARGIN + text_w) + MARGIN
+        self.height = self.notes_y + len(self.notes) * NOTE_PX * 1.5 + MARGIN
+
+    def _cache_label(self, v: KvVariant) -> str:
+        return f"{v.kv_cache:,} ({v.kv_cache_per_token:,} per token)"
+
+    def row_y(self, k: int) -> float:
+        return self.rows_y + k * ROW_H
+
+    # ---------------------------------------------------------------- mouse ---------
+    def hit(self, x: float, y: float):
+        if MARGIN <= x < self.width - MARGIN and self.rows_y <= y:
+            k = int((y - self.rows_y) // ROW_H)
+            if k < len(self.variants):
+                return VariantRow(k)
+        return None
+
+    def tooltip(self, item) -> str:
+        v = self.variants[item.index]
+        c = self.config
+        mha = self.variants[0]
+        this = " — this layer" if v.current else ""
+        return (
+            f"{v.label}{this}: {group_text(v, c.h)}.\n"
+            f"K/V cache: {c.n} tokens × {v.h_kv}·({c.d_k}+{c.d_v}) = {v.kv_cache:,} numbers "
+            f"({100 * v.kv_cache / mha.kv_cache:.0f}% of MHA's); parameters {v.parameters:,} "
+            f"({100 * v.parameters / mha.parameters:.0f}% of MHA's)."
+        )
+
+    # -------------------------------------------------------------- painting --------
+    def paint(self, painter, theme_name: str, colormap: str) -> None:
+        from PySide6.QtCore import QPointF, QRectF
+        from PySide6.QtGui import QPen
+
+        pal = theme.palette(theme_name)
+        painter.save()
+        painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
+        painter.setRenderHint(painter.RenderHint.Antialiasing, True)
+        painter.fillRect(QRectF(0, 0, self.width, self.height), _qcolor(pal.background))
+        draw_rich(painter, MARGIN, MARGIN, self.title, TITLE_PX, pal.text, True)
+        draw_rich(painter, MARGIN, self.subtitle_y, self.subtitle, NOTE_PX, pal.muted)
+        for x, text in (
+            (self.x_diagram, "query heads (top) → the K/V head they read"),
+            (self.x_cache, f"K/V cache for n = {self.config.n} tokens (numbers)"),
+            (self.x_params, "parameters"),
+        ):
+            draw_rich(painter, x, self.header_y, text, HEAD_PX, pal.text, True)
+        pen = QPen(_qcolor(pal.grid))
+        pen.setWidthF(1.0)
+        painter.setPen(pen)
+        line_y = self.rows_y - 4
+        painter.drawLine(QPointF(MARGIN, line_y), QPointF(self.width - MARGIN, line_y))
+        for k, v in enumerate(self.variants):
+            self._paint_row(painter, pal, theme_name, k, v)
+        for k, note in enumerate(self.notes):
+            draw_rich(painter, MARGIN, self.notes_y + k * NOTE_PX * 1.5, note, NOTE_PX, pal.muted)
+        painter.restore()
+
+    def _paint_row(self, painter, pal, theme_name, k: int, v: KvVariant) -> None:
+        from PySide6.QtCore import QRectF
+        from PySide6.QtGui import QPen
+
+        y = self.row_y(k)
+        if v.current:
+            rect = QRectF(MARGIN - 8, y + 2, self.width - 2 * MARGIN + 16, ROW_H - 4)
+            painter.setBrush(_qcolor(pal.panel))
+            pen = QPen(_qcolor(pal.highlight))
+            pen.setWidthF(2.0)
+            painter.setPen(pen)
+            painter.drawRoundedRect(rect, 6, 6)
+        # label
+        painter.setFont(make_font(LABEL_PX + 3, True))
+        painter.setPen(_qcolor(pal.text))
+        painter.drawText(
+            QRectF(self.x_label, y + 10, LABEL_W - 10, 26),
+            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+            v.variant,
+        )
+        draw_rich(painter, self.x_label, y + 38, f"h_kv = {v.h_kv}", LABEL_PX, pal.muted)
+        if v.current:
+            draw_rich(painter, self.x_label + 72, y + 15, "this layer", NOTE_PX, pal.text, True)
+        self._paint_diagram(painter, pal, theme_name, y, v)
+        # bars
+        bar_h = 22.0
+        by = y + (ROW_H - bar_h) / 2
+        for x, width, value, top, text in (
+            (self.x_cache, CACHE_W, v.kv_cache, self.max_cache, self.cache_text[k]),
+            (self.x_params, PARAMS_W, v.parameters, self.max_params, self.params_text[k]),
+        ):
+            length = width * value / top if top else 0.0
+            colour = pal.text if v.current else pal.muted
+            painter.fillRect(QRectF(x, by, length, bar_h), _qcolor(colour))
+            painter.setFont(make_font(NUMBER_PX, v.current))
+            painter.setPen(_qcolor(pal.text))
+            painter.drawText(
+                QRectF(x + length + 6, by - 4, 400, bar_h + 8),
+                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                text,
+            )
+
+    def _paint_diagram(self, painter, pal, theme_name, y: float, v: KvVariant) -> None:
+        from PySide6.QtCore import QLineF, QRectF
+        from PySide6.QtGui import QPen
+
+        h = self.config.h
+        slot = DIAGRAM_W / h
+        s = max(1.5, min(18.0, slot * 0.78))
+        q_y, kv_y, box_h = y + 10, y + ROW_H - 30, 18.0
+        tints = GROUP_TINTS.get(theme_name, GROUP_TINTS["light"])
+        for g, heads in enumerate(v.groups(h)):
+            gx0 = self.x_diagram + heads.start * slot
+            gx1 = self.x_diagram + heads.stop * slot
+            if v.h_kv < h:  # a band behind each group (MHA: every head is its own group)
+                painter.setPen(Qt.PenStyle.NoPen)
+                painter.setBrush(_qcolor(tints[g % 2]))
+                painter.drawRoundedRect(QRectF(gx0 + 1, q_y - 4, gx1 - gx0 - 2, ROW_H - 18), 4, 4)
+            centre = (gx0 + gx1) / 2
+            box_w = max(s, min(gx1 - gx0 - 4, 46.0))
+            # fan of lines from the group's query heads to its K/V head
+            pen = QPen(_qcolor(pal.muted))
+            pen.setWidthF(1.0 if slot >= 6 else 0.5)
+            painter.setPen(pen)
+            for i in heads:
+                qx = self.x_diagram + (i + 0.5) * slot
+                painter.drawLine(QLineF(qx, q_y + s, centre, kv_y))
+            box = QRectF(centre - box_w / 2, kv_y, box_w, box_h)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(_qcolor(pal.text))
+            painter.drawRoundedRect(box, 3, 3)
+            label = kv_name(g) if text_width(kv_name(g), 11, True) < box_w - 2 else str(g)
+            if text_width(label, 11, True) < box_w - 2:
+                painter.setFont(make_font(11, True))
+                painter.setPen(_qcolor(pal.background))
+                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+        for i in range(h):
+            qx = self.x_diagram + (i + 0.5) * slot
+            painter.fillRect(QRectF(qx - s / 2, q_y, s, s), _qcolor(theme.head_color(i)))
+
+
+def kv_cache_drawing(data, options: FigureOptions | None = None) -> KvCacheDrawing:
+    """The figure for a StageData — `mha-gui export --view kv-cache`."""
+    return KvCacheDrawing(data.config)
+
+
+class KvCacheView(DrawingWidget):
+    """The figure as a dock; follows every configuration change."""
+
+    def __init__(self, document, settings=None, parent=None):
+        super().__init__(document, parent)
+        self.setObjectName("kvCacheView")
+        document.configChanged.connect(self.refresh)
+        document.shapeChanged.connect(self.refresh)
+        if settings is not None:
+            bind_display(self, settings)
+
+    def make_drawing(self) -> KvCacheDrawing:
+        return KvCacheDrawing(self.document.config)
+
+
+register_view(
+    ViewSpec(
+        name="kv-cache",
+        title="MHA / GQA / MQA",
+        object_name="kvCacheView",
+        create=lambda document, settings: KvCacheView(document, settings),
+        drawing=kv_cache_drawing,
+        area="bottom",
+        visible=False,
+    )
+)
+
+__all__ = ["KvCacheDrawing", "KvCacheView", "kv_cache_drawing"]
