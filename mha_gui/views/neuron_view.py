@@ -178,7 +178,7 @@ class NeuronDrawing:
         y += WATERFALL_H + 20
         self.sum_x = self.x0 + d * self.cw + 24
         self.equation_y = y
-        y += (TEXT_PX * 1.7) * (2 if d <= EXPLICIT_SUM_MAX else 1) + NOTE_PX * 1.6 + 22
+        y += (TEXT_PX * 1.7) * (2 if 1 < d <= EXPLICIT_SUM_MAX else 1) + NOTE_PX * 1.6 + 22
 
         # every key of this query: a row of bars per key
         self.keys_title_y = y
@@ -430,7 +430,7 @@ class NeuronDrawing:
     def _paint_equation(self, painter, pal) -> None:
         nu, c = self.n, self.config
         y = self.equation_y
-        if nu.d_k <= EXPLICIT_SUM_MAX:
+        if 1 < nu.d_k <= EXPLICIT_SUM_MAX:
             terms = num(nu.products[0])
             for v in nu.products[1:]:
                 terms += f" − {num(-v)}" if v < 0 else f" + {num(v)}"
