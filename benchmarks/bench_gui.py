@@ -29,8 +29,8 @@ import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEvent, QObject, QSettings  # noqa: E402
-from PySide6.QtWidgets import QApplication  # noqa: E402
+from PySide6.QtCore import QEvent, QObject, QSettings
+from PySide6.QtWidgets import QApplication
 
 WEIGHTS, OUTPUT = 3, 6
 
@@ -42,7 +42,7 @@ class PaintCounter(QObject):
         super().__init__()
         self.count = 0
 
-    def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+    def eventFilter(self, obj, event):
         if event.type() == QEvent.Type.Paint:
             self.count += 1
         return False

@@ -59,10 +59,10 @@ class SetValuesCommand(QUndoCommand):
         self.new = np.array(new, dtype=np.float64, copy=True)
         self.merge_key = merge_key
 
-    def id(self) -> int:  # noqa: A003 - Qt's name
+    def id(self) -> int:
         return self.MERGE_ID if self.merge_key is not None else -1
 
-    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 - Qt's name
+    def mergeWith(self, other: QUndoCommand) -> bool:
         if not isinstance(other, SetValuesCommand) or other.merge_key != self.merge_key:
             return False
         if other.name != self.name or other.index != self.index:
@@ -145,7 +145,7 @@ class _Job(QRunnable):
     def run(self) -> None:
         try:
             self.result = (self.work(), None)
-        except Exception as exc:  # noqa: BLE001 - reported on the UI thread
+        except Exception as exc:
             self.result = (None, exc)
         self.idle.set()
         self.finished.done.emit(self)

@@ -6,10 +6,10 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import pytest  # noqa: E402
-from PIL import Image  # noqa: E402
+import pytest
+from PIL import Image
 
-from mha_gui.cli import main  # noqa: E402
+from mha_gui.cli import main
 
 
 def run(capsys, *argv):
@@ -64,7 +64,6 @@ def test_against_a_missing_file(capsys, tmp_path):
 
 @pytest.mark.parametrize("suffix", [".gif", ".tex", ".npz"])
 def test_a_view_figure_is_png_svg_or_pdf(capsys, tmp_path, suffix, monkeypatch):
-    from mha_gui.export.drawing import FigureOptions  # noqa: F401 - the options exist
     from mha_gui.views import registry
 
     class Blank:

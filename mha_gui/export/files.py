@@ -134,7 +134,9 @@ def export_to(
             session,
             target,
             view,
-            FigureOptions(s.index, head or 0, query or 0, key, weights_range, against),
+            FigureOptions(
+                s.index, head or 0, query or 0, key, weights_range, against, {"head": head}
+            ),
             width=width,
             theme_name=theme,
             colormap=colormap,

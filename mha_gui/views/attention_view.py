@@ -13,18 +13,14 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
-import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QBrush, QColor, QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QLabel, QStackedLayout, QWidget
+from PySide6.QtCore import QPoint, QTimer, Signal
+from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
 from mha_gui import theme
-from mha_gui.engine.explain import blocked_reason, explain_cell
 from mha_gui.engine.numbers import peak
 from mha_gui.engine.stage_panels import (
     KINDS,
-    LAYER_TITLES,
     PLANS,
     bar_label,
     check_weights_range,
@@ -33,15 +29,13 @@ from mha_gui.engine.stage_panels import (
     symbol,
     weights_colours,
 )
-from mha_gui.engine.stages import STAGES, stage_by_name
+from mha_gui.engine.stages import STAGES
+from mha_gui.views.cell_actions import CellActions
+from mha_gui.views.concat_bands import add_concat_bands
 from mha_gui.views.display_options import DisplayOptions
-from mha_gui.views.heatmap_panel import (
-    ColorBar,
-    HeatmapPanel,
-    TitleLabel,
-    add_plot,
-    prepare_image,
-)
+from mha_gui.views.heatmap_panel import HeatmapPanel
+from mha_gui.views.plot_items import ColorBar, TitleLabel, add_plot
+from mha_gui.views.stage_images import StageImages
 from mha_gui.views.stage_scene import (
     ALL,
     SCENE_CELLS,
@@ -50,20 +44,20 @@ from mha_gui.views.stage_scene import (
     TitleFitter,
     grid_columns,
     grid_fits,
-    group_is_layer,
     stage_groups,
 )
+from mha_gui.views.stage_titles import StageTitles
 
 # A stage whose panels hold more cells than this prepares its images off the UI thread
 # (n = 2048, 12 heads: 50 M score cells to scan and reduce); smaller ones draw at once.
 PREPARE_CELLS = 2_000_000
 
 
-class AttentionView(DisplayOptions, QWidget):
+class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidget):
     """Every head's panel for the current stage; the inspected head framed, the query row
     outlined in every panel. Hover a cell for where its number came from."""
 
-    panelContextMenuRequested = Signal(str, int, QPoint)  # noqa: N815 - Qt naming
+    panelContextMenuRequested = Signal(str, int, QPoint)
     message = Signal(str)  # for the status bar (e.g. why a pair cannot be opened)
 
     def __init__(self, document, parent=None):
@@ -154,100 +148,6 @@ class AttentionView(DisplayOptions, QWidget):
         if check_weights_range(name) != self._weights_range:
             self._weights_range = name
             self.rebuild()
-
-    def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
-        """The hover text of a cell: kind is X Q K V S A Z H Y C, head the query head."""
-        doc = self.document
-        if doc.busy:
-            return "computing… (the explanation appears when the new numbers are ready)"
-        trace = doc.trace()
-        text = explain_cell(
-            kind,
-            head,
-            row,
-            col,
-            trace=trace,
-            params=doc.parameters,
-            config=doc.config,
-            tokens=doc.tokens,
-        )
-        if KINDS[kind].masked and trace.mask is not None and trace.mask[row, col]:
-            text = self._blocked_hint(text, row, col)
-        return text
-
-    def _blocked_hint(self, text: str, row: int, col: int) -> str:
-        """A blocked cell's tooltip says which mask blocks it and how to open it."""
-        doc = self.document
-        if self.causal_blocks(row, col):
-            return text + " — turn off 'causal mask' to open it"
-        tokens = doc.tokens
-        hint = (
-            f'blocked by the mask (Ctrl+click to open): key "{tokens[col]}" '
-            f'for query "{tokens[row]}"'
-        )
-        reason = "blocked: " + blocked_reason(row, col, doc.config, tokens)
-        if text.endswith(reason):
-            return text[: len(text) - len(reason)] + hint
-        return f"{text}   {hint}"  # explain's wording changed: still say how to open it
-
-    # -------------------------------------------------------------- the mask ------
-    def causal_blocks(self, query: int, key: int) -> bool:
-        return bool(self.document.config.causal and key > query)
-
-    def toggle_blocked(self, query: int, key: int) -> bool:
-        """Ctrl+click / the panel menu: block or open (query, key) in the extra mask (one
-        undo step, every head). A pair the causal mask blocks is refused with a message."""
-        doc = self.document
-        tokens = doc.tokens
-        pair = f'"{tokens[query]}" → "{tokens[key]}"'
-        if self.causal_blocks(query, key):
-            self.message.emit(
-                f"{pair} is blocked by the causal mask — turn off 'causal mask' to open it"
-            )
-            return False
-        doc.toggle_blocked(query, key)
-        mask = doc.mask
-        if mask is not None and mask[query, key]:
-            text = f"Blocked {pair} in every head (Ctrl+click it again or Undo to open it)"
-            if bool(doc.trace().mask[query].all()):
-                text += f' — query "{tokens[query]}" now sees no key: its weights are all 0'
-        else:
-            text = f"Opened {pair} in every head"
-        self.message.emit(text)
-        return True
-
-    def _cell_ctrl_clicked(self, kind: str, head: int | None, row: int, col: int) -> None:
-        if KINDS[kind].masked:
-            self.toggle_blocked(row, col)
-        else:
-            self._cell_clicked(head, row)
-
-    def panel_matrix(self, stage_name: str, head: int, part: str | None = None):
-        """(matrix, row_labels, col_labels, symbol) of the panel a context menu came from.
-
-        head -1 means the stage's layer-wide panel (X, H, Y). At `projections` a head has
-        three panels; `part` picks "Q", "K" or "V", default all three side by side.
-        """
-        doc = self.document
-        c, tokens = doc.config, doc.tokens
-        kinds = [k for k, h in self._keys(stage_name) if h == head]
-        if part is None and len(kinds) > 1:
-            mats = [self._matrix(k, head) for k in kinds]
-            cols = [
-                f"{k.lower()}{j}"
-                for k, m in zip(kinds, mats, strict=True)
-                for j in range(m.shape[1])
-            ]
-            names = " | ".join(symbol(k, head, c).text for k in kinds)
-            return np.hstack(mats).copy(), tokens, cols, f"[{names}]"
-        kind = part or kinds[0]
-        h = None if head < 0 else head
-        matrix = self._matrix(kind, h).copy()
-        return matrix, tokens, KINDS[kind].columns(c, tokens), symbol(kind, h, c).text
-
-    def _keys(self, stage_name: str) -> list[tuple[str, int]]:
-        groups = stage_groups(stage_by_name(stage_name).index, self.document.config)
-        return [(kind, group.head) for group in groups for kind in group.kinds]
 
     # ----------------------------------------------------------------- building ---
     def _groups(self) -> list[Group]:
@@ -389,7 +289,9 @@ class AttentionView(DisplayOptions, QWidget):
             if len(group.kinds) > 1:
                 cell.layout.setRowStretchFactor(1, 1)
         if ("H", -1) in scene.panels:
-            self._add_concat_bands(scene.panels[("H", -1)], pal)
+            extras, outlines = add_concat_bands(scene.panels[("H", -1)].plot, c, pal)
+            scene.extras += extras
+            scene.band_outline.update(outlines)
         # a large stage's levels come with its images, prepared off the UI thread
         big = scene.cells > PREPARE_CELLS
         scene.levels = stage_levels(scene.stage, []) if big else self._stage_levels()
@@ -401,38 +303,6 @@ class AttentionView(DisplayOptions, QWidget):
         self._relabel()
         self._update_all()
         self._update_highlights()
-
-    def _add_concat_bands(self, panel: HeatmapPanel, pal: theme.Palette) -> None:
-        c = self.document.config
-        plot = panel.plot
-        for i in range(c.h):
-            band = QGraphicsRectItem(QRectF(i * c.d_v + 0.04, -0.56, c.d_v - 0.08, 0.46))
-            band.setBrush(QBrush(QColor(theme.head_color(i))))
-            band.setPen(QPen(Qt.PenStyle.NoPen))
-            plot.addItem(band, ignoreBounds=True)
-            label = pg.TextItem("", color="#ffffff")
-            label.setHtml(f"<b>{symbol('Z', i, c).html}</b>")
-            label.setColor("#ffffff")
-            label.setAnchor((0.5, 0.5))
-            label.setPos(i * c.d_v + c.d_v / 2, -0.33)
-            label.setZValue(4)
-            plot.addItem(label, ignoreBounds=True)
-            outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.58, c.d_v, c.n + 0.58))
-            pen = QPen(QColor(theme.head_color(i)))
-            pen.setCosmetic(True)
-            pen.setWidthF(4.0)
-            outline.setPen(pen)
-            outline.setZValue(5)
-            outline.setVisible(False)
-            plot.addItem(outline, ignoreBounds=True)
-            self.scene.band_outline[i] = outline
-            if i:
-                line = pg.InfiniteLine(
-                    pos=i * c.d_v, angle=90, pen=pg.mkPen(pal.background, width=2)
-                )
-                line.setZValue(2.5)
-                plot.addItem(line, ignoreBounds=True)
-            self.scene.extras += [band, label, outline]
 
     # ------------------------------------------------------------------ content ---
     def _matrix(self, kind: str, head: int | None):
@@ -484,121 +354,11 @@ class AttentionView(DisplayOptions, QWidget):
             colours = weights_colours(matrix, self._weights_range) if weights else None
             panel.set_matrix(matrix, levels, masked, fmt, colours)
 
-    def _prepare_off_thread(self, stale) -> None:
-        """Compute the stale panels' peaks and reduced images on a worker thread (the
-        document keeps the trace still meanwhile), then show them all at once."""
-        doc, scene = self.document, self.scene
-        keys = [k for k in self.panels if stale is None or k in stale]
-        if not keys:
-            return
-        weights = PLANS[self.stage_name].color == "weights"
-        weights_range = self._weights_range
-        steps = {k: self.panels[k].step for k in keys}
-        token = object()
-        scene.prepare_token = token
-
-        def work() -> dict:
-            data = doc.frozen_data()
-            out = {}
-            for kind, head in keys:
-                m = KINDS[kind].source(data, None if head < 0 else head)
-                shown = weights_colours(m, weights_range) if weights else m
-                out[(kind, head)] = (m, peak(m), prepare_image(shown, steps[(kind, head)]))
-            return out
-
-        doc.run_off_thread(work, lambda result: self._show_prepared(scene, token, result))
-
-    def _show_prepared(self, scene: StageScene, token, result: dict) -> None:
-        if scene.prepare_token is not token:
-            return  # superseded by a newer preparation of this scene
-        if scene is not self.scene:
-            scene.note_change(ALL, ALL)  # hidden meanwhile: redone when shown
-            return
-        scene.peaks.update({key: value[1] for key, value in result.items()})
-        levels = stage_levels(scene.stage, scene.peaks.values())
-        relevel = levels != scene.levels
-        scene.levels = levels
-        fmt = self._format(levels)
-        if relevel and scene.colorbar is not None:
-            scene.colorbar.setLevels(levels, fmt)
-        blocked = self.document.trace().mask
-        for key, panel in self.panels.items():
-            if key in result:
-                self.update_count += 1
-                matrix, _peak, image = result[key]
-                masked = blocked if KINDS[key[0]].masked else None
-                panel.set_matrix(matrix, levels, masked, fmt, reduced=image)
-            elif relevel:
-                panel.relevel(levels, fmt)
-
     def _relabel(self) -> None:
         c, tokens = self.document.config, self.document.tokens
         limit = 16 if len(self.panels) <= 4 else 10
         for (kind, _head), panel in self.panels.items():
             panel.set_axis_labels(tokens, KINDS[kind].columns(c, tokens), limit)
-
-    def _update_highlights(self) -> None:
-        doc = self.document
-        c = doc.config
-        pal = theme.palette(self._theme)
-        scene = self.scene
-        inspected, query = doc.view.head, doc.view.query
-        for group in self._groups():
-            head = group.head
-            if head not in scene.titles:
-                continue
-            if group_is_layer(group):
-                kind = group.kinds[0]
-                shape = f"<span style='color:{pal.muted}'>{self._shape_text(kind)}</span>"
-                text = self._fit_title(LAYER_TITLES.get(kind, kind), shape, 11, True, "  ")
-                self._set_title(head, text, pal.text, 11, True)
-                continue
-            colour = theme.head_text_color(head, self._theme)
-            if len(group.kinds) == 1:
-                detail = symbol(group.kinds[0], head, c).html
-            elif c.variant != "MHA":
-                detail = f"K/V group {c.kv_group(head)}"
-            else:
-                detail = ""
-
-            def title(marked: bool, head=head, detail=detail) -> tuple[str, int]:
-                mark, size = ("▶ ", 12) if marked else ("", 11)
-                if detail:
-                    return self._fit_title(f"{mark}head {head}", detail, size, True, " · "), size
-                return f"{mark}head {head}", size
-
-            if head not in scene.primed:
-                # the title's room is the inspected style's: selecting a head then
-                # never relays the grid out (TitleLabel only grows)
-                scene.primed.add(head)
-                scene.titles_set.pop(head, None)
-                text, size = title(True)
-                scene.titles[head].setText(text, color=colour, size=self._pt(size), bold=True)
-            text, size = title(head == inspected)
-            self._set_title(head, text, colour, size, head == inspected)
-        for (_kind, head), panel in self.panels.items():
-            on = head >= 0 and head == inspected
-            panel.set_frame(theme.head_color(head) if on else None)
-            panel.set_query(query)
-        for i, outline in scene.band_outline.items():
-            outline.setVisible(i == inspected)
-
-    def _set_title(self, head: int, text: str, colour: str, size: float, bold: bool) -> None:
-        """Set a title only if it changed: a new title relays the whole grid out."""
-        args = (text, colour, size, bold)
-        if self.scene.titles_set.get(head) != args:
-            self.scene.titles_set[head] = args
-            self.titles[head].setText(text, color=colour, size=self._pt(size), bold=bold)
-
-    def _fit_title(self, first: str, second: str, size: float, bold: bool, sep: str) -> str:
-        cols = max(1, self.scene.grid_cols)
-        bar = 90 * self._zoom  # the colour bar and its labels
-        room = (max(self.width(), 320) - bar) / cols - 16
-        return self._titles.fit(first, second, size * self._zoom, bold, sep, room, self.font())
-
-    def _shape_text(self, kind: str) -> str:
-        panel = next(p for (k, _h), p in self.panels.items() if k == kind)
-        return f"{panel.rows}×{panel.cols}"
 
     # ------------------------------------------------------------------ signals ---
     def _on_busy(self, busy: bool) -> None:
@@ -656,7 +416,7 @@ class AttentionView(DisplayOptions, QWidget):
         self.menu_pair = None if panel is None else panel.menu_cell
         self.panelContextMenuRequested.emit(self.stage_name, h, pos)
 
-    def resizeEvent(self, event):  # noqa: N802 - Qt's name
+    def resizeEvent(self, event):
         super().resizeEvent(event)
         if not self.panels:
             return

@@ -21,7 +21,7 @@ from mha_gui.export.text import _qcolor
 class DrawingWidget(QWidget):
     """Paints `self.drawing` centred and scaled to the widget (never above `max_scale`)."""
 
-    hitClicked = Signal(object)  # noqa: N815 - Qt naming; what `drawing.hit` returned
+    hitClicked = Signal(object)
     max_scale = 1.0
 
     def __init__(self, document, parent=None):
@@ -79,7 +79,7 @@ class DrawingWidget(QWidget):
         scale = min(self.width() / d.width, self.height() / d.height, self.max_scale * self.zoom)
         return scale, (self.width() - d.width * scale) / 2, (self.height() - d.height * scale) / 2
 
-    def paintEvent(self, _event):  # noqa: N802 - Qt's name
+    def paintEvent(self, _event):
         if self.drawing is None:
             self._rebuild()
         painter = QPainter(self)
@@ -92,7 +92,7 @@ class DrawingWidget(QWidget):
             self.drawing.paint(painter, self.theme_name, self.colormap)
         painter.end()
 
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+    def sizeHint(self) -> QSize:
         if self.drawing is None:
             return QSize(360, 260)
         return QSize(int(self.drawing.width * 0.6), int(self.drawing.height * 0.6))
@@ -109,7 +109,7 @@ class DrawingWidget(QWidget):
         p = self.to_drawing(pos)
         return self.drawing.hit(p.x(), p.y())
 
-    def mousePressEvent(self, event):  # noqa: N802 - Qt's name
+    def mousePressEvent(self, event):
         if event.button() == Qt.MouseButton.LeftButton:
             found = self.hit(event.position())
             if found is not None:
@@ -117,7 +117,7 @@ class DrawingWidget(QWidget):
                 return
         super().mousePressEvent(event)
 
-    def mouseMoveEvent(self, event):  # noqa: N802 - Qt's name
+    def mouseMoveEvent(self, event):
         found = self.hit(event.position())
         tip = getattr(self.drawing, "tooltip", None)
         text = tip(found) if (tip is not None and found is not None) else ""

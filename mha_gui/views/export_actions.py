@@ -180,7 +180,7 @@ class ExportActions(QObject):
     def _export(self, path: Path, **options) -> Path | None:
         try:
             out = export_to(self.document.snapshot(), path, **options)
-        except Exception as exc:  # noqa: BLE001 - every failure becomes a message box
+        except Exception as exc:
             QMessageBox.critical(self.window, "Export failed", f"{path.name}: {exc}")
             return None
         status = getattr(self.window, "statusBar", None)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
 
 from mha_gui import theme
 from mha_gui.engine.numbers import NumberFormat, number_format
+from mha_gui.views.plot_items import TICK_FONT_PT
 from mha_gui.views.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
@@ -57,9 +58,6 @@ def block_mean(matrix: np.ndarray, kr: int, kc: int) -> np.ndarray:
     return matrix.reshape(r // kr, kr, c // kc, kc).mean(axis=(1, 3))
 
 
-TICK_FONT_PT = 10
-
-
 def tick_step(count: int, limit: int = 16) -> int:
     """Label every k-th row/column so that at most about `limit` labels are drawn."""
     return max(1, math.ceil(count / limit))
@@ -69,155 +67,6 @@ def cell_ticks(labels: list[str], limit: int = 16) -> list[list[tuple[float, str
     step = tick_step(len(labels), limit)
     major = [(i + 0.5, str(labels[i])) for i in range(0, len(labels), step)]
     return [major, []]
-
-
-class MatrixPlot(pg.GraphicsLayout):
-    """A light PlotItem: optional title, left and bottom axes around a ViewBox.
-
-    pyqtgraph's PlotItem builds a control menu of ~50 widgets per plot whose group
-    boxes are parentless (top-level) until the plot is garbage-collected; a heatmap
-    needs none of it, and this is much cheaper to create.
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.setContentsMargins(0, 0, 0, 0)
-        self.setSpacing(0)
-        self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
-        self.titleLabel = pg.LabelItem("")
-        self.axes = {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")}
-        self.addItem(self.titleLabel, row=0, col=1)
-        self.addItem(self.axes["left"], row=1, col=0)
-        self.addItem(self.vb, row=1, col=1)
-        self.addItem(self.axes["bottom"], row=2, col=1)
-        for axis in self.axes.values():
-            axis.linkToView(self.vb)
-        self.setTitle(None)
-
-    def getViewBox(self):  # noqa: N802 - PlotItem's name
-        return self.vb
-
-    def getAxis(self, name: str):  # noqa: N802 - PlotItem's name
-        return self.axes[name]
-
-    def hideAxis(self, name: str) -> None:  # noqa: N802 - PlotItem's name
-        self.axes[name].hide()
-        self.axes[name].setMaximumWidth(0)
-
-    def addItem(self, item, *args, ignoreBounds=False, **kwargs):  # noqa: N802
-        """Layout cells with row/col (as GraphicsLayout); anything else goes in the view."""
-        if args or "row" in kwargs or "col" in kwargs:
-            return super().addItem(item, *args, **kwargs)
-        return self.vb.addItem(item, ignoreBounds=ignoreBounds)
-
-    def setTitle(self, text=None, **kwargs):  # noqa: N802 - PlotItem's name
-        if not text:
-            self.titleLabel.setVisible(False)
-            self.layout.setRowFixedHeight(0, 0)
-            return
-        self.titleLabel.setVisible(True)
-        self.titleLabel.setText(text, **kwargs)
-        self.layout.setRowMinimumHeight(0, 20)
-        self.layout.setRowMaximumHeight(0, 30)
-
-    def setLabel(self, axis: str, text: str, **kwargs):  # noqa: N802 - PlotItem's name
-        self.axes[axis].setLabel(text, **kwargs)
-
-
-class TitleLabel(pg.LabelItem):
-    """A LabelItem that asks its layout for the largest size any of its texts needed
-    since `fit()`: a head's title switching to bold and back (the inspected head) then
-    repaints that title, instead of relaying out and repainting every panel twice."""
-
-    _largest = (0.0, 0.0)
-
-    def fit(self) -> None:
-        """Forget the sizes asked for so far (the grid was resized): fit the text shown."""
-        self._largest = (0.0, 0.0)
-        self.updateMin()
-
-    def updateMin(self):  # noqa: N802 - pyqtgraph's name
-        bounds = self.itemRect()
-        w = max(self._largest[0], bounds.width())
-        h = max(self._largest[1], bounds.height())
-        if (w, h) == self._largest and getattr(self, "_sizeHint", None) is not None:
-            return
-        self._largest = (w, h)
-        self.setMinimumWidth(w)
-        self.setMinimumHeight(h)
-        self._sizeHint = {
-            Qt.SizeHint.MinimumSize: (w, h),
-            Qt.SizeHint.PreferredSize: (w, h),
-            Qt.SizeHint.MaximumSize: (-1, -1),
-            Qt.SizeHint.MinimumDescent: (0, 0),
-        }
-        self.updateGeometry()
-
-
-def add_plot(layout: pg.GraphicsLayout, row: int, col: int) -> MatrixPlot:
-    plot = MatrixPlot()
-    layout.addItem(plot, row=row, col=col)
-    return plot
-
-
-class ColorBar(pg.GraphicsLayout):
-    """A vertical colour scale with a labelled axis (fixed levels; not interactive)."""
-
-    def __init__(
-        self,
-        lut: np.ndarray,
-        levels: tuple[float, float],
-        label: str,
-        palette,
-        zoom: float = 1.0,
-        fmt: NumberFormat | None = None,
-    ):
-        super().__init__()
-        self.setContentsMargins(0, 4, 0, 4)
-        self.setSpacing(0)
-        self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
-        self.vb.setFixedWidth(round(14 * zoom))
-        self.image = pg.ImageItem(axisOrder="row-major")
-        self.image.setLookupTable(lut)
-        self.vb.addItem(self.image)
-        self.axis = pg.AxisItem("right")
-        self.axis.enableAutoSIPrefix(False)  # "200 (x0.001)" misleads; print 0.2
-        self.axis.linkToView(self.vb)
-        self._label, self._label_style = (
-            label,
-            {
-                "color": palette.muted,
-                "font-size": f"{10 * zoom:.3g}pt",
-            },
-        )
-        self.axis.setPen(pg.mkPen(palette.muted))
-        self.axis.setTextPen(pg.mkPen(palette.text))
-        font = QFont()
-        font.setPointSizeF((TICK_FONT_PT - 1) * zoom)
-        self.axis.setStyle(tickFont=font)
-        self.addItem(self.vb, row=0, col=0)
-        self.addItem(self.axis, row=0, col=1)
-        self.levels = None
-        self.factor = None
-        self.setLevels(levels, fmt)
-
-    def setLevels(self, levels: tuple[float, float], fmt: NumberFormat | None = None) -> None:  # noqa: N802
-        """Show `levels`; with a format that pulls out 10^k, the axis reads the same
-        scaled numbers as the cells and its label carries the ×10^k."""
-        self.levels = (float(levels[0]), float(levels[1]))
-        exponent = fmt.exponent if fmt is not None else 0
-        factor = f" ×10<sup>{exponent}</sup>" if exponent else ""
-        if factor != self.factor:
-            self.factor = factor
-            self.axis.setLabel(self._label + factor, **self._label_style)
-        unit = 10.0**exponent
-        lo, hi = self.levels[0] / unit, self.levels[1] / unit
-        if hi <= lo:
-            hi = lo + 1.0
-        ramp = np.linspace(lo, hi, 256)[:, None]
-        self.image.setImage(ramp, levels=(lo, hi), autoLevels=False)
-        self.image.setRect(QRectF(0.0, lo, 1.0, hi - lo))
-        self.vb.setRange(xRange=(0, 1), yRange=(lo, hi), padding=0)
 
 
 class CellImage(pg.ImageItem):
@@ -243,7 +92,7 @@ class CellImage(pg.ImageItem):
             return r, c
         return None
 
-    def hoverEvent(self, ev):  # noqa: N802 - pyqtgraph's name
+    def hoverEvent(self, ev):
         if ev.isExit():
             self._last_cell = None
             self.setToolTip("")
@@ -260,7 +109,7 @@ class CellImage(pg.ImageItem):
         if text:
             QToolTip.showText(ev.screenPos().toPoint(), text)
 
-    def mouseClickEvent(self, ev):  # noqa: N802 - pyqtgraph's name
+    def mouseClickEvent(self, ev):
         cell = self._cell(ev.pos())
         if ev.button() == Qt.MouseButton.RightButton:
             ev.accept()

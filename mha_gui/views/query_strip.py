@@ -17,7 +17,8 @@ from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stage_panels import check_weights_range, weights_colours
 from mha_gui.views.display_options import DisplayOptions
-from mha_gui.views.heatmap_panel import HeatmapPanel, add_plot
+from mha_gui.views.heatmap_panel import HeatmapPanel
+from mha_gui.views.plot_items import add_plot
 from mha_gui.views.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16

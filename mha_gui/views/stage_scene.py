@@ -15,7 +15,8 @@ from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from mha_gui.engine.stage_panels import KINDS, panel_keys
-from mha_gui.views.heatmap_panel import ColorBar, HeatmapPanel, TitleLabel
+from mha_gui.views.heatmap_panel import HeatmapPanel
+from mha_gui.views.plot_items import ColorBar, TitleLabel
 
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base

@@ -6,16 +6,16 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import re  # noqa: E402
-import xml.etree.ElementTree as ET  # noqa: E402
+import re
+import xml.etree.ElementTree as ET
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PIL import Image  # noqa: E402
+import numpy as np
+import pytest
+from PIL import Image
 
-from mha_gui.engine import STAGE_NAMES, load_preset  # noqa: E402
-from mha_gui.export import export_to  # noqa: E402
-from mha_gui.export.latex import matrix_bmatrix  # noqa: E402
+from mha_gui.engine import STAGE_NAMES, load_preset
+from mha_gui.export import export_to
+from mha_gui.export.latex import matrix_bmatrix
 
 SVG = "{http://www.w3.org/2000/svg}"
 

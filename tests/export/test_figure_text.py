@@ -7,19 +7,19 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import re  # noqa: E402
-import subprocess  # noqa: E402
-import xml.etree.ElementTree as ET  # noqa: E402
-from shutil import which  # noqa: E402
+import re
+import subprocess
+import xml.etree.ElementTree as ET
+from shutil import which
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PIL import Image  # noqa: E402
+import numpy as np
+import pytest
+from PIL import Image
 
-from mha_gui.engine import load_preset  # noqa: E402
-from mha_gui.engine.presets import random_session  # noqa: E402
-from mha_gui.engine.session import Session  # noqa: E402
-from mha_gui.export import export_to, figure  # noqa: E402
+from mha_gui.engine import load_preset
+from mha_gui.engine.presets import random_session
+from mha_gui.engine.session import Session
+from mha_gui.export import export_to, figure
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -7,16 +7,16 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PySide6.QtCore import QPointF  # noqa: E402
-from PySide6.QtGui import QColor  # noqa: E402
+import numpy as np
+import pytest
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QColor
 
-from mha_gui.document import Document  # noqa: E402
-from mha_gui.engine.presets import load_preset  # noqa: E402
-from mha_gui.engine.stage_panels import describe_stage  # noqa: E402
-from mha_gui.export import figure  # noqa: E402
-from mha_gui.views.attention_view import AttentionView  # noqa: E402
+from mha_gui.document import Document
+from mha_gui.engine.presets import load_preset
+from mha_gui.engine.stage_panels import describe_stage
+from mha_gui.export import figure
+from mha_gui.views.attention_view import AttentionView
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

@@ -6,15 +6,15 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PIL import Image  # noqa: E402
+import numpy as np
+import pytest
+from PIL import Image
 
 pytest.importorskip("mha_gui.views.main_window")
 
-from mha_gui.engine.stages import STAGES  # noqa: E402
-from mha_gui.export import export_to  # noqa: E402
-from mha_gui.views import export_actions  # noqa: E402
+from mha_gui.engine.stages import STAGES
+from mha_gui.export import export_to
+from mha_gui.views import export_actions
 
 
 @pytest.fixture

@@ -4,15 +4,15 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-from PySide6.QtCore import QPoint, QPointF  # noqa: E402
-from PySide6.QtGui import QColor  # noqa: E402
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtGui import QColor
 
-from mha_gui import theme  # noqa: E402
-from mha_gui.document import Document  # noqa: E402
-from mha_gui.engine.explain import num  # noqa: E402
-from mha_gui.views.attention_view import AttentionView  # noqa: E402
+from mha_gui import theme
+from mha_gui.document import Document
+from mha_gui.engine.explain import num
+from mha_gui.views.attention_view import AttentionView
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

@@ -1,0 +1,62 @@
+"""Preparing a large stage's images off the UI thread (n = 2048, 12 heads: 50 M score
+cells to scan for the colour scale and reduce to screen size). A mixin of AttentionView:
+the work runs through `Document.run_off_thread`, which keeps the trace still meanwhile;
+the result is shown at once, or dropped if a newer preparation or another stage
+superseded it.
+"""
+
+from __future__ import annotations
+
+from mha_gui.engine.numbers import peak
+from mha_gui.engine.stage_panels import KINDS, PLANS, stage_levels, weights_colours
+from mha_gui.views.heatmap_panel import prepare_image
+from mha_gui.views.stage_scene import ALL, StageScene
+
+
+class StageImages:
+    def _prepare_off_thread(self, stale) -> None:
+        """Compute the stale panels' peaks and reduced images on a worker thread (the
+        document keeps the trace still meanwhile), then show them all at once."""
+        doc, scene = self.document, self.scene
+        keys = [k for k in self.panels if stale is None or k in stale]
+        if not keys:
+            return
+        weights = PLANS[self.stage_name].color == "weights"
+        weights_range = self._weights_range
+        steps = {k: self.panels[k].step for k in keys}
+        token = object()
+        scene.prepare_token = token
+
+        def work() -> dict:
+            data = doc.frozen_data()
+            out = {}
+            for kind, head in keys:
+                m = KINDS[kind].source(data, None if head < 0 else head)
+                shown = weights_colours(m, weights_range) if weights else m
+                out[(kind, head)] = (m, peak(m), prepare_image(shown, steps[(kind, head)]))
+            return out
+
+        doc.run_off_thread(work, lambda result: self._show_prepared(scene, token, result))
+
+    def _show_prepared(self, scene: StageScene, token, result: dict) -> None:
+        if scene.prepare_token is not token:
+            return  # superseded by a newer preparation of this scene
+        if scene is not self.scene:
+            scene.note_change(ALL, ALL)  # hidden meanwhile: redone when shown
+            return
+        scene.peaks.update({key: value[1] for key, value in result.items()})
+        levels = stage_levels(scene.stage, scene.peaks.values())
+        relevel = levels != scene.levels
+        scene.levels = levels
+        fmt = self._format(levels)
+        if relevel and scene.colorbar is not None:
+            scene.colorbar.setLevels(levels, fmt)
+        blocked = self.document.trace().mask
+        for key, panel in self.panels.items():
+            if key in result:
+                self.update_count += 1
+                matrix, _peak, image = result[key]
+                masked = blocked if KINDS[key[0]].masked else None
+                panel.set_matrix(matrix, levels, masked, fmt, reduced=image)
+            elif relevel:
+                panel.relevel(levels, fmt)
