@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_gui import document as document_module
+from mha_gui import recompute as recompute_module
 from mha_gui.document import Document
 from mha_gui.engine.presets import random_session
 from mha_gui.views import attention_view as view_module
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 @pytest.fixture
 def off_thread(monkeypatch):
     """Every layer counts as large: recomputes and image preparation go to the worker."""
-    monkeypatch.setattr(document_module, "ASYNC_CELLS", 0)
+    monkeypatch.setattr(recompute_module, "ASYNC_CELLS", 0)
     monkeypatch.setattr(view_module, "PREPARE_CELLS", 0)
 
 

@@ -1,0 +1,213 @@
+"""When and where the document's trace is recomputed: coalesced to one refresh per
+event-loop turn, incremental (only what an edit touched), and — for layers with more
+than `ASYNC_CELLS` attention entries — on a worker thread, so the window never freezes.
+
+A mixin of Document. The worker recomputes from a private copy of the numbers; edits
+made meanwhile are queued and recomputed next; `trace()` waits rather than hand out
+arrays being written; `run_off_thread` lets a view prepare what it draws from a trace
+nobody writes meanwhile. `traceChanged` is emitted after every recompute, with the heads
+that changed (a `TraceChange`) or None for everything.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+
+from mha_gui.engine.forward import Trace
+
+# Layers with more attention entries (h·n²) than this recompute off the UI thread (n =
+# 2048, 12 heads: seconds per full recompute); smaller ones stay synchronous, which is
+# faster for them (no copy, no thread hop).
+ASYNC_CELLS = 1_500_000
+
+
+class TraceChange(frozenset):
+    """What a recompute changed: the query heads whose Z_i changed (the set itself) and
+    `contributions`, the heads whose share Z_i W_O[i] of Y changed (an edit of W_O's
+    row block i changes C_i but not Z_i). Y changes with every recompute."""
+
+    contributions: frozenset
+
+    def __new__(cls, heads, contributions=()):
+        change = super().__new__(cls, heads)
+        change.contributions = frozenset(contributions) | change
+        return change
+
+
+class _Finished(QObject):
+    """Carries a worker's result back to the UI thread (a queued signal)."""
+
+    done = Signal(object)  # the finished _Job
+
+
+class _Job(QRunnable):
+    """`work()` on a worker thread: a recompute of the engine (on a private copy of the
+    session) or a view preparing what it draws (reading a trace nobody writes meanwhile)."""
+
+    def __init__(self, work, on_done, finished: _Finished, idle: threading.Event):
+        super().__init__()
+        self.work, self.on_done, self.finished, self.idle = work, on_done, finished, idle
+        self.result: tuple = (None, None)  # (value, error)
+
+    def run(self) -> None:
+        try:
+            self.result = (self.work(), None)
+        except Exception as exc:
+            self.result = (None, exc)
+        self.idle.set()
+        self.finished.done.emit(self)
+
+
+class Recompute:
+    """The recompute scheduling of Document (which provides session, _engine, signals)."""
+
+    def _init_recompute(self) -> None:
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._flush)
+        self.recompute_count = 0
+        # off-thread recomputes of large layers (see ASYNC_CELLS)
+        self.busy = False
+        self._idle = threading.Event()
+        self._idle.set()
+        self._finished = _Finished(self)
+        self._finished.done.connect(self._job_done)
+        self._queued: list[tuple] = []  # engine marks/resets made while a job runs
+        self._job: _Job | None = None
+        self._requests: list[tuple] = []  # run_off_thread calls waiting for the worker
+        if self.asynchronous:
+            self._changed_heads = None
+            self._start_job()  # the window opens at once; panels say "computing…"
+        else:
+            self._engine.refresh()
+
+    def trace(self) -> Trace:
+        """The up-to-date trace; refreshes now if edits are pending (the signal still comes).
+
+        A large layer is recomputed off the UI thread: while it is, this waits for the
+        result rather than hand out arrays being written (views read the trace when
+        `traceChanged` says it is ready, so only an export or a tooltip ever waits)."""
+        if self.busy:
+            self._idle.wait()
+            self._job_done(self._job)  # its queued signal, arriving later, is ignored
+        if self._engine.is_dirty:
+            self._refresh()
+        return self._engine.trace
+
+    def frozen_data(self):
+        """The numbers as they are now, for `run_off_thread` work: a StageData over the
+        current trace (not waited for, not refreshed) and the parameters."""
+        from mha_gui.engine.stage_panels import TraceData
+
+        return TraceData(self.config, self.tokens, self.session.params, self._engine.trace)
+
+    @property
+    def asynchronous(self) -> bool:
+        c = self.config
+        return c.h * c.n * c.n > ASYNC_CELLS
+
+    def _mark(self, name: str, head: int | None) -> None:
+        if self.busy:
+            self._queued.append(("mark", name, head))
+        else:
+            self._engine.mark(name, head)
+
+    def _schedule(self) -> None:
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _refresh(self) -> None:
+        _trace, heads = self._engine.refresh()
+        self._account(heads)
+
+    def _account(self, heads: set[int] | None) -> None:
+        """Record what a recompute changed, until the next `traceChanged` says it."""
+        self.recompute_count += 1
+        if heads is None or self._changed_heads is None:
+            self._changed_heads = None
+            self._contributions.clear()
+        else:
+            self._changed_heads |= heads
+            for head in heads | self._changed_contributions:
+                self._contributions.pop(head, None)
+
+    def _flush(self) -> None:
+        if self.busy:
+            return  # the running job's end flushes again
+        if self._engine.is_dirty and self.asynchronous:
+            self._start_job()
+            return
+        if self._engine.is_dirty:
+            self._refresh()
+        self._emit_change()
+
+    def run_off_thread(self, work, done) -> None:
+        """Run `work()` on a worker thread while the trace stays as it is (edits made
+        meanwhile wait and are recomputed after); then `done(result)` on the UI thread.
+        Views use it to prepare what they draw from a large trace without freezing."""
+        if self.busy:
+            self._requests.append((work, done))
+        else:
+            self._start(work, done)
+
+    def _start_job(self) -> None:
+        """Recompute on a worker thread from a private copy of the numbers, so edits made
+        meanwhile (queued, applied after) never race with the computation."""
+        self._engine.session = self.session.copy()
+        self._start(lambda: self._engine.refresh()[1], self._recomputed)
+
+    def _start(self, work, done) -> None:
+        self.busy = True
+        self._idle.clear()
+        self.busyChanged.emit(True)
+        self._job = _Job(work, done, self._finished, self._idle)
+        self._job.setAutoDelete(False)
+        QThreadPool.globalInstance().start(self._job)
+
+    def _job_done(self, job) -> None:
+        if not self.busy or job is not self._job:
+            return  # already handled by a trace() that waited for it
+        self.busy = False
+        value, error = job.result
+        if job.on_done is not self._recomputed:
+            if error is not None:
+                self.computeFailed.emit(str(error))
+            else:
+                job.on_done(value)
+            self.busyChanged.emit(False)
+            self._next_job()
+            return
+        self._recomputed(value, error)
+
+    def _next_job(self) -> None:
+        if self.busy:
+            return
+        if self._requests:
+            self._start(*self._requests.pop(0))
+        elif self._engine.is_dirty:
+            self._schedule()  # edits made while it ran: the newest numbers next
+
+    def _recomputed(self, heads, error=None) -> None:
+        self._engine.session = self.session
+        for item in self._queued:
+            if item[0] == "mark":
+                self._engine.mark(item[1], item[2])
+            else:
+                self._engine.reset(item[1])
+        self._queued.clear()
+        if error is not None:
+            self._engine.reset(self.session)  # start over from scratch next time
+            self.computeFailed.emit(str(error))
+        else:
+            self._account(heads)
+            self._emit_change()
+        self.busyChanged.emit(False)
+        self._next_job()
+
+    def _emit_change(self) -> None:
+        heads, self._changed_heads = self._changed_heads, set()
+        contributions, self._changed_contributions = self._changed_contributions, set()
+        self.traceChanged.emit(None if heads is None else TraceChange(heads, contributions))
