@@ -28,6 +28,7 @@ from mha_gui.export.text import (
     _elide,
     _qcolor,
     draw_rich,
+    draw_rich_wrapped,
     ensure_app,
     make_font,
     rich_width,
@@ -41,6 +42,7 @@ from mha_gui.views.registry import ViewSpec, register_view
 MARGIN = 28.0
 TITLE_PX, NOTE_PX, HEAD_PX, LABEL_PX = 24.0, 14.0, 15.0, 14.0
 MAX_WIDTH = 1600.0
+NARROW = 700.0  # below this width: small margins, a short title, wrapped notes
 MAX_COLUMN, MIN_COLUMN = 230.0, 24.0
 MAX_ROW, MIN_ROW = 36.0, 6.0
 TABLE_HEIGHT = 620.0  # rows shrink to fit a long sequence into about this height
@@ -74,7 +76,10 @@ class ContributionDrawing:
         bias: bool,
         head: int | None = None,
         query: int | None = None,
+        width: float = MAX_WIDTH,
     ):
+        """`width`: the most the figure may take, in logical units (a narrow dock passes
+        its own width so the table fits it instead of being shrunk into unreadable text)."""
         ensure_app()
         self.norms = norms
         self.tokens = list(tokens)
@@ -86,16 +91,21 @@ class ContributionDrawing:
         self.scale_top = top
         # two decimals; tiny sizes share a power of ten (printed once) instead of 0.007
         self.fmt = fixed_format(top, 2)
-        self.title = "Head contributions to Y, token by token"
+        width = max(240.0, min(MAX_WIDTH, float(width)))
+        narrow = self.narrow = width < NARROW
+        self.margin = 12.0 if narrow else MARGIN
+        self.title_px = 18.0 if narrow else TITLE_PX
+        self.title = "Head contributions to Y" + ("" if narrow else ", token by token")
         off = ", ".join(str(i) for i in norms.ablate)
         self.description = (
             f"‖C_i[t]‖ = ‖Z_i W_O^i‖ per token for {h} heads and {total_name(bias)}"
             + (f"; heads {off} switched off" if off else "")
         )
         # ---- geometry
+        m = self.margin
         self.label_w = min(170.0, max(text_width(t, LABEL_PX, True) for t in self.tokens) + 14)
-        self.label_w = max(self.label_w, 60.0)
-        avail = MAX_WIDTH - 2 * MARGIN - self.label_w
+        self.label_w = max(self.label_w, 44.0 if narrow else 60.0)
+        avail = width - 2 * m - self.label_w
         self.col_w = max(MIN_COLUMN, min(MAX_COLUMN, avail / (h + 1)))
         self.row_h = max(MIN_ROW, min(MAX_ROW, TABLE_HEIGHT / n))
         self.value_px = min(LABEL_PX, self.row_h * 0.45) if self.row_h >= 18 else 0.0
@@ -107,20 +117,22 @@ class ContributionDrawing:
         if self.number_w > self.col_w * 0.5:  # no room for numbers beside the bars
             self.value_px, self.number_w = 0.0, 0.0
         self.head_px = min(HEAD_PX, max(9.0, self.col_w * 0.16))
-        self.x0 = MARGIN + self.label_w
-        self.title_y = MARGIN
-        self.note_y = self.title_y + TITLE_PX * 1.5
+        self.x0 = m + self.label_w
+        self.title_y = m
+        self.note_y = self.title_y + self.title_px * 1.5
         self.notes = self._notes()
-        self.header_y = self.note_y + NOTE_PX * 1.5 * len(self.notes) + 12
-        self.header_h = self.head_px * 2.2
-        self.table_y = self.header_y + self.header_h + 4
         table_w = self.label_w + (h + 1) * self.col_w
-        title_w = max(
-            text_width(self.title, TITLE_PX, True),
+        text_w = max(
+            text_width(self.title, self.title_px, True),
             *(rich_width(t, NOTE_PX) for t in self.notes),
         )
-        self.width = max(table_w, title_w) + 2 * MARGIN
-        self.height = self.table_y + n * self.row_h + MARGIN
+        self.width = max(table_w, min(text_w, width - 2 * m)) + 2 * m
+        self.notes_w = self.width - 2 * m  # notes wrap to the figure's width
+        self.note_h = [wrapped_height(t, NOTE_PX, self.notes_w) for t in self.notes]
+        self.header_y = self.note_y + sum(self.note_h) + 4 * len(self.notes) + 12
+        self.header_h = self.head_px * 2.2
+        self.table_y = self.header_y + self.header_h + 4
+        self.height = self.table_y + n * self.row_h + m
 
     # --------------------------------------------------------------- numbers ------
     def _all_values(self):
@@ -133,16 +145,25 @@ class ContributionDrawing:
         return f"({text})" if lost else text
 
     def _notes(self) -> list[str]:
+        """What the figure shows, in words; a narrow dock gets the short version (the
+        tooltips say the rest)."""
+        total = total_name(self.bias)
+        off = self.norms.ablate
+        heads = ", ".join(str(i) for i in off)
+        word = "head" if len(off) == 1 else "heads"
+        if self.narrow:
+            notes = [f"bar: ‖C_i[t]‖ = ‖Z_i W_O^i‖ · last column {total} = ‖Σ_i C_i‖"]
+            if off:
+                notes.append(f"{word} {heads} off: hatched = what it would add")
+            return notes
         notes = [
             "bar: ‖C_i[t]‖ = ‖Z_i W_O^i‖, the length (L2 norm over d_model) of head i's share "
-            f"of Y at token t · last column: {total_name(self.bias)} = ‖Σ_i C_i‖",
+            f"of Y at token t · last column: {total} = ‖Σ_i C_i‖",
             "heads can cancel, so their lengths need not add up to the total · "
             f"one scale for all bars (full cell = {self.fmt.tick(self.scale_top)})"
             + (f" · every number {self.fmt.factor}" if self.fmt.factor else ""),
         ]
-        if self.norms.ablate:
-            heads = ", ".join(str(i) for i in self.norms.ablate)
-            word = "head" if len(self.norms.ablate) == 1 else "heads"
+        if off:
             notes.append(
                 f"{word} {heads} off: Z = 0, so C = 0 — hatched bars show what it would add "
                 "(its weights are still computed)"
@@ -164,7 +185,7 @@ class ContributionDrawing:
     def hit(self, x: float, y: float):
         h, n = self.norms.h, self.norms.n
         if not (self.x0 <= x < self.x0 + (h + 1) * self.col_w):
-            if MARGIN <= x < self.x0 and self.table_y <= y < self.table_y + n * self.row_h:
+            if self.margin <= x < self.x0 and self.table_y <= y < self.table_y + n * self.row_h:
                 return Cell(int((y - self.table_y) // self.row_h), None)
             return None
         col = int((x - self.x0) // self.col_w)
@@ -216,18 +237,21 @@ class ContributionDrawing:
         painter.save()
         painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
         painter.fillRect(QRectF(0, 0, self.width, self.height), _qcolor(pal.background))
-        draw_rich(painter, MARGIN, self.title_y, self.title, TITLE_PX, pal.text, True)
-        for k, note in enumerate(self.notes):
-            draw_rich(painter, MARGIN, self.note_y + k * NOTE_PX * 1.5, note, NOTE_PX, pal.muted)
+        m = self.margin
+        draw_rich(painter, m, self.title_y, self.title, self.title_px, pal.text, True)
+        y = self.note_y
+        for note, height in zip(self.notes, self.note_h, strict=True):
+            draw_rich_wrapped(painter, m, y, self.notes_w, note, NOTE_PX, pal.muted)
+            y += height + 4
 
         table_h = n * self.row_h
         # followed query: a band across the table
         if self.query is not None and 0 <= self.query < n:
             painter.fillRect(
                 QRectF(
-                    MARGIN,
+                    m,
                     self.row_y(self.query),
-                    self.x0 + (h + 1) * self.col_w - MARGIN,
+                    self.x0 + (h + 1) * self.col_w - m,
                     self.row_h,
                 ),
                 _qcolor(pal.panel),
@@ -238,9 +262,11 @@ class ContributionDrawing:
                 QRectF(self.column_x(i), self.header_y, self.col_w, self.header_h + 4 + table_h),
                 _qcolor(pal.blocked),
             )
-        if self.fmt.factor:  # the common power of ten, where the eye starts reading numbers
+        if (
+            self.fmt.factor and self.value_px
+        ):  # the common power of ten, where the eye starts reading numbers
             draw_rich(
-                painter, MARGIN, self.header_y + self.header_h * 0.2, self.fmt.factor,
+                painter, m, self.header_y + self.header_h * 0.2, self.fmt.factor,
                 self.head_px, pal.muted,
             )  # fmt: skip
         # headers
@@ -251,7 +277,7 @@ class ContributionDrawing:
         pen.setWidthF(1.0)
         painter.setPen(pen)
         right = self.x0 + (h + 1) * self.col_w
-        painter.drawLine(QPointF(MARGIN, self.table_y - 2), QPointF(right, self.table_y - 2))
+        painter.drawLine(QPointF(m, self.table_y - 2), QPointF(right, self.table_y - 2))
         sep = self.column_x(None) - 0.5
         painter.drawLine(QPointF(sep, self.header_y), QPointF(sep, self.table_y + table_h))
         # token labels and bars
@@ -321,7 +347,7 @@ class ContributionDrawing:
             painter.setFont(make_font(px, bold))
             painter.setPen(_qcolor(pal.text if bold else pal.muted))
             painter.drawText(
-                QRectF(MARGIN, y, self.label_w - 10, rh),
+                QRectF(self.margin, y, self.label_w - 10, rh),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
                 _elide(self.tokens[t], px, self.label_w - 10, bold),
             )
@@ -351,6 +377,18 @@ class ContributionDrawing:
                 )
 
 
+def wrapped_height(text: str, px: float, width: float) -> float:
+    """The height `draw_rich_wrapped` takes for `text` at `width` (measured on a QPicture)."""
+    from PySide6.QtGui import QPainter, QPicture
+
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        return draw_rich_wrapped(painter, 0, 0, width, text, px, "#000000")
+    finally:
+        painter.end()
+
+
 def _hatched_bar(painter, rect, pal) -> None:
     """The outline of what a switched-off head would add, hatched like a blocked cell."""
     from PySide6.QtCore import QLineF
@@ -375,13 +413,16 @@ def _hatched_bar(painter, rect, pal) -> None:
     painter.restore()
 
 
-def contribution_drawing(data, options: FigureOptions | None = None) -> ContributionDrawing:
+def contribution_drawing(
+    data, options: FigureOptions | None = None, width: float = MAX_WIDTH
+) -> ContributionDrawing:
     """The figure for a StageData (Document or SessionData) — `export --view contributions`."""
     options = options or FigureOptions()
     c = data.config
     head = options.head if 0 <= options.head < c.h else None
     query = options.query if 0 <= options.query < c.n else None
-    return ContributionDrawing(contribution_norms(data), data.tokens, c.bias, head, query)
+    norms = contribution_norms(data)
+    return ContributionDrawing(norms, data.tokens, c.bias, head, query, width)
 
 
 # --------------------------------------------------------------------- widgets -------
@@ -404,8 +445,14 @@ class ContributionCanvas(DrawingWidget):
         self.hitClicked.connect(self._clicked)
 
     def make_drawing(self) -> ContributionDrawing:
+        """Laid out for this widget's width (at the zoom), so a narrow dock stays legible."""
         v = self.document.view
-        return contribution_drawing(self.document, FigureOptions(head=v.head, query=v.query))
+        options = FigureOptions(head=v.head, query=v.query)
+        return contribution_drawing(self.document, options, self.width() / self.zoom)
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        self.refresh()
 
     def _clicked(self, item) -> None:
         if isinstance(item, Cell):

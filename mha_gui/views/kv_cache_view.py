@@ -20,7 +20,16 @@ from mha_gui.engine.config import Config
 from mha_gui.engine.numbers import sub
 from mha_gui.engine.stats import KvVariant, kv_variants
 from mha_gui.export.drawing import FigureOptions
-from mha_gui.export.text import _qcolor, draw_rich, ensure_app, make_font, rich_width, text_width
+from mha_gui.export.text import (
+    _qcolor,
+    draw_rich,
+    draw_rich_wrapped,
+    ensure_app,
+    make_font,
+    rich_width,
+    text_width,
+)
+from mha_gui.views.contribution_view import wrapped_height as _wrapped_height
 from mha_gui.views.display_options import bind_display
 from mha_gui.views.drawing_widget import DrawingWidget
 from mha_gui.views.registry import ViewSpec, register_view
@@ -32,6 +41,9 @@ DIAGRAM_W = 380.0
 CACHE_W, PARAMS_W = 300.0, 240.0
 GAP = 36.0
 ROW_H = 84.0
+MAX_WIDTH = 1600.0
+WIDE = 1100.0  # below this width the two bars of a row are stacked
+NARROW = 700.0  # below this width: small margins
 # Group tints behind the diagram: alternate so neighbouring groups read as separate.
 GROUP_TINTS = {"light": ("#e8eef7", "#f5ead9"), "dark": ("#2d3a4d", "#4a3d2a")}
 
@@ -62,9 +74,14 @@ class VariantRow:
 class KvCacheDrawing:
     """The side-by-side figure (a Drawing, export/drawing.py)."""
 
-    def __init__(self, config: Config):
+    def __init__(self, config: Config, width: float = MAX_WIDTH):
+        """`width`: the most the figure may take (a dock passes its own). Below `WIDE` the
+        two bars of a variant are stacked in one column instead of side by side."""
         ensure_app()
         c = config
+        width = max(480.0, min(MAX_WIDTH, float(width)))
+        self.stacked = width < WIDE
+        self.margin = MARGIN if width >= NARROW else 12.0
         self.config = c
         self.variants = kv_variants(c)
         self.title = "MHA, GQA and MQA for this layer"
@@ -99,22 +116,45 @@ class KvCacheDrawing:
         cache_num_w = max(text_width(t, NUMBER_PX, True) for t in self.cache_text) + 12
         params_num_w = max(text_width(t, NUMBER_PX, True) for t in self.params_text) + 12
         # ---- geometry
-        self.x_label = MARGIN
-        self.x_diagram = self.x_label + LABEL_W
-        self.x_cache = self.x_diagram + DIAGRAM_W + GAP
-        self.x_params = self.x_cache + CACHE_W + cache_num_w + GAP
-        right = self.x_params + PARAMS_W + params_num_w
-        self.subtitle_y = MARGIN + TITLE_PX * 1.5
-        self.header_y = self.subtitle_y + NOTE_PX * 1.6 + 18
-        self.rows_y = self.header_y + HEAD_PX * 1.8 + 6
-        self.notes_y = self.rows_y + len(self.variants) * ROW_H + 14
+        m = self.margin
+        self.label_w = LABEL_W if not self.stacked else 110.0
+        self.x_label = m
+        self.x_diagram = self.x_label + self.label_w
+        if self.stacked:  # one column: the cache bar above the parameters bar
+            number_w = max(cache_num_w, params_num_w)
+            room = width - 2 * m - self.label_w - GAP - number_w
+            self.diagram_w = max(120.0, min(DIAGRAM_W, room * 0.5))
+            self.x_cache = self.x_params = self.x_diagram + self.diagram_w + GAP
+            self.cache_w = self.params_w = max(80.0, room - self.diagram_w)
+            right = self.x_cache + self.cache_w + number_w
+            self.headers = [
+                (self.x_diagram, "query heads → K/V heads"),
+                (self.x_cache, f"K/V cache at n = {c.n} (top) · parameters"),
+            ]
+        else:
+            self.diagram_w, self.cache_w, self.params_w = DIAGRAM_W, CACHE_W, PARAMS_W
+            self.x_cache = self.x_diagram + DIAGRAM_W + GAP
+            self.x_params = self.x_cache + CACHE_W + cache_num_w + GAP
+            right = self.x_params + PARAMS_W + params_num_w
+            self.headers = [
+                (self.x_diagram, "query heads (top) → the K/V head they read"),
+                (self.x_cache, f"K/V cache for n = {c.n} tokens (numbers)"),
+                (self.x_params, "parameters"),
+            ]
         text_w = max(
             text_width(self.title, TITLE_PX, True),
             rich_width(self.subtitle, NOTE_PX),
             *(rich_width(t, NOTE_PX) for t in self.notes),
         )
-        self.width = max(right, MARGIN + text_w) + MARGIN
-        self.height = self.notes_y + len(self.notes) * NOTE_PX * 1.5 + MARGIN
+        self.width = max(right, m + min(text_w, width - 2 * m)) + m
+        self.text_w = self.width - 2 * m  # subtitle and notes wrap to it
+        self.subtitle_y = m + TITLE_PX * 1.5
+        self.subtitle_h = _wrapped_height(self.subtitle, NOTE_PX, self.text_w)
+        self.header_y = self.subtitle_y + self.subtitle_h + 18
+        self.rows_y = self.header_y + HEAD_PX * 1.8 + 6
+        self.notes_y = self.rows_y + len(self.variants) * ROW_H + 14
+        self.note_h = [_wrapped_height(t, NOTE_PX, self.text_w) for t in self.notes]
+        self.height = self.notes_y + sum(self.note_h) + 4 * len(self.notes) + m
 
     def _cache_label(self, v: KvVariant) -> str:
         return f"{v.kv_cache:,} ({v.kv_cache_per_token:,} per token)"
@@ -124,7 +164,7 @@ class KvCacheDrawing:
 
     # ---------------------------------------------------------------- mouse ---------
     def hit(self, x: float, y: float):
-        if MARGIN <= x < self.width - MARGIN and self.rows_y <= y:
+        if self.margin <= x < self.width - self.margin and self.rows_y <= y:
             k = int((y - self.rows_y) // ROW_H)
             if k < len(self.variants):
                 return VariantRow(k)
@@ -152,23 +192,27 @@ class KvCacheDrawing:
         painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
         painter.setRenderHint(painter.RenderHint.Antialiasing, True)
         painter.fillRect(QRectF(0, 0, self.width, self.height), _qcolor(pal.background))
-        draw_rich(painter, MARGIN, MARGIN, self.title, TITLE_PX, pal.text, True)
-        draw_rich(painter, MARGIN, self.subtitle_y, self.subtitle, NOTE_PX, pal.muted)
-        for x, text in (
-            (self.x_diagram, "query heads (top) → the K/V head they read"),
-            (self.x_cache, f"K/V cache for n = {self.config.n} tokens (numbers)"),
-            (self.x_params, "parameters"),
-        ):
-            draw_rich(painter, x, self.header_y, text, HEAD_PX, pal.text, True)
+        m = self.margin
+        draw_rich(painter, m, m, self.title, TITLE_PX, pal.text, True)
+        draw_rich_wrapped(
+            painter, m, self.subtitle_y, self.text_w, self.subtitle, NOTE_PX, pal.muted
+        )
+        edges = [x for x, _ in self.headers[1:]] + [self.width - m]
+        for (x, text), stop in zip(self.headers, edges, strict=True):
+            room = stop - x - 10  # a header shrinks rather than run into the next one
+            px = min(HEAD_PX, HEAD_PX * room / max(1.0, rich_width(text, HEAD_PX, True)))
+            draw_rich(painter, x, self.header_y, text, px, pal.text, True)
         pen = QPen(_qcolor(pal.grid))
         pen.setWidthF(1.0)
         painter.setPen(pen)
         line_y = self.rows_y - 4
-        painter.drawLine(QPointF(MARGIN, line_y), QPointF(self.width - MARGIN, line_y))
+        painter.drawLine(QPointF(m, line_y), QPointF(self.width - m, line_y))
         for k, v in enumerate(self.variants):
             self._paint_row(painter, pal, theme_name, k, v)
-        for k, note in enumerate(self.notes):
-            draw_rich(painter, MARGIN, self.notes_y + k * NOTE_PX * 1.5, note, NOTE_PX, pal.muted)
+        y = self.notes_y
+        for note, height in zip(self.notes, self.note_h, strict=True):
+            draw_rich_wrapped(painter, m, y, self.text_w, note, NOTE_PX, pal.muted)
+            y += height + 4
         painter.restore()
 
     def _paint_row(self, painter, pal, theme_name, k: int, v: KvVariant) -> None:
@@ -177,7 +221,10 @@ class KvCacheDrawing:
 
         y = self.row_y(k)
         if v.current:
-            rect = QRectF(MARGIN - 8, y + 2, self.width - 2 * MARGIN + 16, ROW_H - 4)
+            inset = min(8.0, self.margin - 2)
+            rect = QRectF(
+                self.margin - inset, y + 2, self.width - 2 * self.margin + 2 * inset, ROW_H - 4
+            )
             painter.setBrush(_qcolor(pal.panel))
             pen = QPen(_qcolor(pal.highlight))
             pen.setWidthF(2.0)
@@ -187,24 +234,34 @@ class KvCacheDrawing:
         painter.setFont(make_font(LABEL_PX + 3, True))
         painter.setPen(_qcolor(pal.text))
         painter.drawText(
-            QRectF(self.x_label, y + 10, LABEL_W - 10, 26),
+            QRectF(self.x_label, y + 10, self.label_w - 10, 26),
             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
             v.variant,
         )
         draw_rich(painter, self.x_label, y + 38, f"h_kv = {v.h_kv}", LABEL_PX, pal.muted)
         if v.current:
-            draw_rich(painter, self.x_label + 72, y + 15, "this layer", NOTE_PX, pal.text, True)
+            draw_rich(painter, self.x_label, y + 58, "this layer", NOTE_PX, pal.text, True)
         self._paint_diagram(painter, pal, theme_name, y, v)
         # bars
-        bar_h = 22.0
-        by = y + (ROW_H - bar_h) / 2
-        for x, width, value, top, text in (
-            (self.x_cache, CACHE_W, v.kv_cache, self.max_cache, self.cache_text[k]),
-            (self.x_params, PARAMS_W, v.parameters, self.max_params, self.params_text[k]),
-        ):
+        bar_h = 22.0 if not self.stacked else 18.0
+        cache_y = y + (ROW_H - bar_h) / 2 if not self.stacked else y + 16
+        params_y = cache_y if not self.stacked else y + 46
+        for x, width, value, top, text, by, solid in (
+            (self.x_cache, self.cache_w, v.kv_cache, self.max_cache, self.cache_text[k], cache_y,
+             True),
+            (self.x_params, self.params_w, v.parameters, self.max_params, self.params_text[k],
+             params_y, not self.stacked),
+        ):  # fmt: skip
             length = width * value / top if top else 0.0
-            colour = pal.text if v.current else pal.muted
-            painter.fillRect(QRectF(x, by, length, bar_h), _qcolor(colour))
+            colour = _qcolor(pal.text if v.current else pal.muted)
+            if solid:
+                painter.fillRect(QRectF(x, by, length, bar_h), colour)
+            else:  # stacked: the parameters bar is an outline, so the two read apart
+                pen = QPen(colour)
+                pen.setWidthF(2.0)
+                painter.setPen(pen)
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(QRectF(x + 1, by + 1, max(0.0, length - 2), bar_h - 2))
             painter.setFont(make_font(NUMBER_PX, v.current))
             painter.setPen(_qcolor(pal.text))
             painter.drawText(
@@ -218,7 +275,7 @@ class KvCacheDrawing:
         from PySide6.QtGui import QPen
 
         h = self.config.h
-        slot = DIAGRAM_W / h
+        slot = self.diagram_w / h
         s = max(1.5, min(18.0, slot * 0.78))
         q_y, kv_y, box_h = y + 10, y + ROW_H - 30, 18.0
         tints = GROUP_TINTS.get(theme_name, GROUP_TINTS["light"])
@@ -269,7 +326,12 @@ class KvCacheView(DrawingWidget):
             bind_display(self, settings)
 
     def make_drawing(self) -> KvCacheDrawing:
-        return KvCacheDrawing(self.document.config)
+        """Laid out for this widget's width (at the zoom): stacked bars in a narrow dock."""
+        return KvCacheDrawing(self.document.config, self.width() / self.zoom)
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        self.refresh()
 
 
 register_view(

@@ -129,6 +129,8 @@ class StatsPanel(QTextBrowser):
         super().__init__(parent)
         self.setObjectName("statsPanel")
         self.setOpenLinks(False)
+        # a label or a number never breaks inside: a narrow dock scrolls sideways instead
+        self.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
         self.document = document
         self.theme_name = "light"
         self.zoom = 1.0

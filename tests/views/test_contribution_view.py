@@ -179,3 +179,14 @@ def test_the_view_follows_the_display_settings(qtbot):
     settings.set("zoom", 1.5, save=False)
     assert v.canvas.theme_name == "dark" and v.canvas.zoom == 1.5
     doc.deleteLater()
+
+
+def test_a_narrow_dock_gets_a_table_that_fits_it(view, qtbot):
+    view.resize(380, 520)
+    qtbot.waitUntil(lambda: view.canvas.drawing is not None and view.canvas.drawing.width < 400)
+    d = view.canvas.drawing
+    assert d.narrow and d.width <= view.canvas.width() + 1
+    scale, _dx, _dy = view.canvas.transform()
+    assert scale > 0.9  # drawn at about its own size: the text stays readable
+    view.resize(1400, 520)
+    qtbot.waitUntil(lambda: not view.canvas.drawing.narrow)

@@ -11,7 +11,13 @@ from mha_gui.cli import main
 from mha_gui.document import Document
 from mha_gui.engine import load_preset
 from mha_gui.engine.stage_panels import SessionData
-from mha_gui.views.kv_cache_view import KvCacheView, VariantRow, group_text, kv_cache_drawing
+from mha_gui.views.kv_cache_view import (
+    KvCacheDrawing,
+    KvCacheView,
+    VariantRow,
+    group_text,
+    kv_cache_drawing,
+)
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -96,3 +102,11 @@ def test_export_contributions_refuses_a_bad_head(capsys, tmp_path):
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith("mha-gui: error:") and err.count("\n") == 1
     assert not out.exists()
+
+
+def test_a_narrow_dock_stacks_the_bars_and_keeps_the_numbers():
+    c = load_preset("bert-base").config
+    wide, narrow = KvCacheDrawing(c), KvCacheDrawing(c, 600)
+    assert not wide.stacked and narrow.stacked
+    assert narrow.width <= 640 and wide.width <= 1600
+    assert narrow.cache_text == wide.cache_text and narrow.params_text == wide.params_text
