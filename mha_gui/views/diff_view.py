@@ -12,16 +12,14 @@ The snapshot survives opening another file, so two files can be compared.
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
 from mha_gui.engine.difference import shape_problem
-from mha_gui.engine.session import Session, atomic_write
+from mha_gui.engine.session import Session
 from mha_gui.export.difference import MessageDrawing, diff_view_drawing, difference_figure
-from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS
-from mha_gui.views.drawing_widget import DrawingWidget
+from mha_gui.views.drawing_widget import DrawingWidget, save_drawing_as
 from mha_gui.views.registry import ActionSpec, ViewSpec, register_action, register_view
 
 SHORTCUT = "Ctrl+Alt+P"
@@ -179,29 +177,6 @@ class DiffView(DrawingWidget):
             self.theme_name,
             self.colormap,
         )
-
-
-def save_drawing_as(parent, title: str, name: str, make, theme_name: str, colormap: str):
-    """Ask for a .png/.svg/.pdf name (QFileDialog) and write `make(vector)` there, atomically;
-    the path written, or None (cancelled, or the error shown in a message box)."""
-    path, _ = QFileDialog.getSaveFileName(
-        parent, title, name, "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"
-    )
-    if not path:
-        return None
-    if Path(path).suffix.lower() not in FIGURE_SUFFIXES:
-        path += ".png"
-    suffix = Path(path).suffix.lower()
-    drawing = make(suffix != ".png")
-    try:
-        atomic_write(
-            Path(path),
-            lambda tmp: WRITERS[suffix](tmp, drawing, theme_name=theme_name, colormap=colormap),
-        )
-    except (OSError, ValueError) as exc:
-        QMessageBox.critical(parent, "Export failed", str(exc))
-        return None
-    return path
 
 
 def _trigger_pin(window) -> None:

@@ -10,11 +10,15 @@ has one).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QToolTip, QWidget
+from PySide6.QtGui import QGuiApplication, QPainter
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolTip, QWidget
 
 from mha_gui import theme
+from mha_gui.engine.session import atomic_write
+from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
 from mha_gui.export.text import _qcolor
 
 
@@ -130,3 +134,57 @@ class DrawingWidget(QWidget):
 
     def hovered(self, found) -> None:
         """Subclasses react to the item under the mouse (e.g. show one token's lines)."""
+
+    # ------------------------------------------------------------------- export ---
+    def export_drawing(self, vector: bool):
+        """What "Export figure" writes: by default the drawing on screen (a view that lays
+        itself out for a narrow dock returns its full-size drawing here)."""
+        return self.make_drawing()
+
+    def contextMenuEvent(self, event):
+        self.export_menu().exec(event.globalPos())
+
+    def export_menu(self) -> QMenu:
+        """Right-click: export the figure as PNG/SVG/PDF, or copy it as an image."""
+        menu = QMenu(self)
+        name = self.objectName() or "view"
+        export = menu.addAction("Export figure (PNG, SVG, PDF)…")
+        export.setObjectName(f"{name}.export")
+        export.triggered.connect(self.export_figure)
+        copy = menu.addAction("Copy figure")
+        copy.setObjectName(f"{name}.copy")
+        copy.triggered.connect(self.copy_figure)
+        return menu
+
+    def export_figure(self) -> str | None:
+        name = (self.objectName() or "view").removesuffix("View") + ".png"
+        return save_drawing_as(
+            self, "Export figure", name, self.export_drawing, self.theme_name, self.colormap
+        )
+
+    def copy_figure(self) -> None:
+        image = render_drawing(self.export_drawing(False), None, self.theme_name, self.colormap)
+        QGuiApplication.clipboard().setImage(image)
+
+
+def save_drawing_as(parent, title: str, name: str, make, theme_name: str, colormap: str):
+    """Ask for a .png/.svg/.pdf name (QFileDialog) and write `make(vector)` there, atomically;
+    the path written, or None (cancelled, or the error shown in a message box)."""
+    path, _ = QFileDialog.getSaveFileName(
+        parent, title, name, "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"
+    )
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in FIGURE_SUFFIXES:
+        path += ".png"
+    suffix = Path(path).suffix.lower()
+    drawing = make(suffix != ".png")
+    try:
+        atomic_write(
+            Path(path),
+            lambda tmp: WRITERS[suffix](tmp, drawing, theme_name=theme_name, colormap=colormap),
+        )
+    except (OSError, ValueError) as exc:
+        QMessageBox.critical(parent, "Export failed", str(exc))
+        return None
+    return path
