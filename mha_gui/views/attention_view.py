@@ -75,6 +75,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         self.update_count = 0
         # the (query, key) pair under the last right-click on a scores/weights panel
         self.menu_pair: tuple[int, int] | None = None
+        # cells drawn as empty boxes (an exercise's blanks): (kind, head) -> {(row, col)}
+        self._cell_filter = None
 
         # Stages already built keep their canvas (a few, see SCENE_CELLS): going back to a
         # stage shows it again and redraws only what changed meanwhile.
@@ -148,6 +150,19 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         if check_weights_range(name) != self._weights_range:
             self._weights_range = name
             self.rebuild()
+
+    def set_cell_filter(self, hidden=None) -> None:
+        """Draw some cells as empty boxes: `hidden(kind, head)` gives the (row, col) cells
+        of panel (kind, head) to hide (head None for the layer-wide X, H, Y); None shows
+        every cell again. Applies to every built stage and to those built later."""
+        self._cell_filter = hidden
+        for scene in [self.scene, *self._scenes.values()]:
+            for (kind, head), panel in scene.panels.items():
+                self._apply_filter(panel, kind, head)
+
+    def _apply_filter(self, panel: HeatmapPanel, kind: str, head: int) -> None:
+        hidden = self._cell_filter
+        panel.set_hidden(() if hidden is None else hidden(kind, None if head < 0 else head))
 
     # ----------------------------------------------------------------- building ---
     def _groups(self) -> list[Group]:
@@ -286,6 +301,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
                     plot.setLabel("left", "query", **style)
                     plot.setLabel("bottom", "key", **style)
                 scene.panels[(kind, group.head)] = panel
+                if self._cell_filter is not None:
+                    self._apply_filter(panel, kind, group.head)
             if len(group.kinds) > 1:
                 cell.layout.setRowStretchFactor(1, 1)
         if ("H", -1) in scene.panels:

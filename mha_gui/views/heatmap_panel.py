@@ -3,8 +3,9 @@
 A `HeatmapPanel` owns a PlotItem's contents: a row-major ImageItem with explicit levels
 (never auto-levels: constant matrices and -inf break them), token tick labels, a
 grey hatched "blocked" overlay for masked cells (a × too on small matrices), an outline
-for the selected query row, and optional cell value labels. Cell labels are created once per shape and only `setText`
-afterwards (a TextItem costs ~0.4 ms to create).
+for the selected query row, optional cell value labels, and hidden cells (an exercise's
+blanks: empty boxes, no colour, no number, no tooltip value). Cell labels are created once
+per shape and only `setText` afterwards (a TextItem costs ~0.4 ms to create).
 """
 
 from __future__ import annotations
@@ -167,6 +168,7 @@ class HeatmapPanel:
         self._show_values = show_values
         self._value_font_px = 0
         self._frame: tuple | None = None
+        self.hidden: frozenset[tuple[int, int]] = frozenset()
 
         vb = plot.getViewBox()
         vb.invertY(True)
@@ -195,6 +197,18 @@ class HeatmapPanel:
         plot.addItem(self.blocked_lines, ignoreBounds=True)
         plot.addItem(self.blocked_fill, ignoreBounds=True)
         plot.addItem(self.blocked_hatch, ignoreBounds=True)
+
+        # hidden cells (exercise blanks): an opaque neutral box with an outline, above the
+        # colours and the hatching, below the query outline
+        self.hidden_boxes = QGraphicsPathItem()
+        hpen = QPen(QColor(palette.muted))
+        hpen.setCosmetic(True)
+        hpen.setWidthF(1.5)
+        hpen.setStyle(Qt.PenStyle.DashLine)
+        self.hidden_boxes.setPen(hpen)
+        self.hidden_boxes.setBrush(QBrush(QColor(palette.panel)))
+        self.hidden_boxes.setZValue(2.5)
+        plot.addItem(self.hidden_boxes, ignoreBounds=True)
 
         self.query_rect = QGraphicsRectItem()
         qpen = QPen(QColor(palette.highlight))
@@ -285,6 +299,23 @@ class HeatmapPanel:
             self._draw_blocked()
         self._update_labels()
 
+    def set_hidden(self, cells) -> None:
+        """Draw `cells` ((row, col) pairs) as empty boxes: a neutral fill and an outline,
+        no colour, no number, and a tooltip that does not give the value away (an
+        exercise's blanks). An empty set shows every cell again."""
+        hidden = frozenset(
+            (int(r), int(c)) for r, c in cells if 0 <= r < self.rows and 0 <= c < self.cols
+        )
+        if hidden == self.hidden:
+            return
+        self.hidden = hidden
+        path = QPainterPath()
+        m = 0.06  # a margin: neighbouring blanks stay separate boxes
+        for r, c in sorted(hidden):
+            path.addRect(QRectF(c + m, r + m, 1 - 2 * m, 1 - 2 * m))
+        self.hidden_boxes.setPath(path)
+        self._update_labels()
+
     def relevel(self, levels: tuple[float, float], fmt: NumberFormat | None = None) -> None:
         """New colour levels for the same numbers (the image is re-mapped, not rebuilt)."""
         self.levels = levels
@@ -328,7 +359,7 @@ class HeatmapPanel:
                     continue
                 value = float(self.matrix[r, c])
                 blocked = self._blocked is not None and self._blocked[r, c]
-                if blocked:
+                if blocked or (r, c) in self.hidden:
                     text, colour = "", self.palette.text
                 else:
                     text = self.fmt.cell(value)
@@ -382,6 +413,8 @@ class HeatmapPanel:
 
     # -------------------------------------------------------------- callbacks -----
     def tooltip(self, row: int, col: int) -> str:
+        if (row, col) in self.hidden:
+            return "hidden: this cell is an exercise blank"
         return self.on_tooltip(self.kind, self.head, row, col) if self.on_tooltip else ""
 
     def tooltip_html(self, row: int, col: int) -> str:
