@@ -65,6 +65,7 @@ def run_app(session_path=None, preset=None, session: Session | None = None) -> i
     app.setOrganizationName("mha-gui")
     app.setApplicationName("mha-gui")
     app.setApplicationDisplayName("mha-gui")
+    app.setDesktopFileName("io.github.mha_gui")  # Wayland matches the window to its launcher
     app.setStyle("Fusion")  # honours the light/dark palettes on every platform
     from PySide6.QtGui import QIcon
 

@@ -451,6 +451,7 @@ def _missing_x11_library() -> str | None:
     try:
         ctypes.CDLL(str(plugin), mode=os.RTLD_LAZY)
     except OSError as exc:
+        exc = exc.__cause__ or exc  # a frozen bundle's loader wraps the system's message
         return str(exc).split(":")[0].strip() or "a library of Qt's X11 plugin"
     return None
 
