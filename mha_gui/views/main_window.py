@@ -29,6 +29,7 @@ from mha_gui.views.attention_view import AttentionView
 from mha_gui.views.autosave import Recovery, autosave_folder, autosave_path
 from mha_gui.views.config_panel import ConfigPanel
 from mha_gui.views.display_settings import DisplaySettings, next_zoom, qsettings
+from mha_gui.views.drawing_widget import DrawingWidget
 from mha_gui.views.edit_actions import EditActions
 from mha_gui.views.export_actions import install_export_actions
 from mha_gui.views.file_actions import FileActions
@@ -178,7 +179,14 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         for spec in registry.views():
             widget = spec.create(self.document, self.display)
             widget.setObjectName(spec.object_name)
-            self._dock(spec.name, spec.title, widget, areas[spec.area]).hide()
+            content = widget
+            if isinstance(widget, DrawingWidget):  # scrolls in a dock narrower than it reads
+                content = QScrollArea()
+                content.setObjectName(f"{spec.object_name}.scroll")
+                content.setWidgetResizable(True)
+                content.setFrameShape(QFrame.Shape.NoFrame)
+                content.setWidget(widget)
+            self._dock(spec.name, spec.title, content, areas[spec.area]).hide()
             self.views[spec.name] = widget
 
     def _bind_display(self) -> None:
