@@ -20,6 +20,17 @@ from mha_gui import theme
 from mha_gui.engine.session import atomic_write
 from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
 from mha_gui.export.text import _qcolor
+from mha_gui.views.display_options import bind_display
+
+# The document's signals after which a view's numbers may differ.
+NUMBER_SIGNALS = ("traceChanged", "tokensChanged", "shapeChanged", "configChanged", "maskChanged")
+
+
+def follow_numbers(document, slot, signals: tuple[str, ...] = NUMBER_SIGNALS) -> None:
+    """Call `slot` after each of the document's `signals` (names; by default every change
+    of a number, the config, the tokens or the mask)."""
+    for name in signals:
+        getattr(document, name).connect(slot)
 
 
 class DrawingWidget(QWidget):
@@ -52,6 +63,13 @@ class DrawingWidget(QWidget):
         """Schedule a rebuild (connect document signals here)."""
         self._timer.start()
 
+    def follow(self, signals: tuple[str, ...], settings=None) -> None:
+        """Rebuild after each of the document's `signals` (names, e.g. NUMBER_SIGNALS) and
+        follow the display settings (settings may be None, e.g. in tests)."""
+        follow_numbers(self.document, self.refresh, signals)
+        if settings is not None:
+            bind_display(self, settings)
+
     # ---------------------------------------------------------- display settings --
     def set_theme(self, name: str) -> None:
         theme.palette(name)
@@ -72,7 +90,10 @@ class DrawingWidget(QWidget):
     # ----------------------------------------------------------------- painting ---
     def _rebuild(self) -> None:
         self.rebuild_count += 1
+        before = None if self.drawing is None else (self.drawing.width, self.drawing.height)
         self.drawing = self.make_drawing()
+        if (self.drawing.width, self.drawing.height) != before:
+            self.updateGeometry()  # a new minimum size: the dock's scroll area follows
         self.update()
 
     def transform(self) -> tuple[float, float, float]:
