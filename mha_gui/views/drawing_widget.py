@@ -38,6 +38,7 @@ class DrawingWidget(QWidget):
 
     hitClicked = Signal(object)
     max_scale = 1.0
+    min_scale = 0.5  # of the drawing's size: below it, the dock's scroll area scrolls
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
@@ -48,7 +49,6 @@ class DrawingWidget(QWidget):
         self.zoom = 1.0
         self.rebuild_count = 0
         self.setMouseTracking(True)
-        self.setMinimumSize(160, 120)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
@@ -121,6 +121,14 @@ class DrawingWidget(QWidget):
         if self.drawing is None:
             return QSize(360, 260)
         return QSize(int(self.drawing.width * 0.6), int(self.drawing.height * 0.6))
+
+    def minimumSizeHint(self) -> QSize:
+        """Never draw text smaller than `min_scale` of its size (about 7 px for 14-unit
+        labels): in a narrow dock the view scrolls rather than shrink out of reading."""
+        if self.drawing is None:
+            return QSize(160, 120)
+        scale = self.min_scale * self.zoom
+        return QSize(int(self.drawing.width * scale), int(self.drawing.height * scale))
 
     # -------------------------------------------------------------------- mouse ---
     def to_drawing(self, pos) -> QPointF:
