@@ -231,7 +231,14 @@ class Document(Recompute, QObject):
         view = ViewState(
             self.view.stage, min(self.view.head, new.h - 1), min(self.view.query, new.n - 1)
         )
-        session = Session(new, tokens, params.copy(), view, resize_mask(self.session.mask, new.n))
+        session = Session(
+            new,
+            tokens,
+            params.copy(),
+            view,
+            resize_mask(self.session.mask, new.n),
+            source=self.session.source,  # an edited model layer still names its model
+        )
         self.undo_stack.push(ReplaceSessionCommand(self, session, label))
 
     def set_mask(self, mask: np.ndarray | None, label: str = "Edit mask") -> None:
@@ -253,7 +260,7 @@ class Document(Recompute, QObject):
         ):
             return
         s = self.session
-        session = Session(s.config, list(s.tokens), s.params.copy(), s.view, mask)
+        session = Session(s.config, list(s.tokens), s.params.copy(), s.view, mask, s.source)
         self.undo_stack.push(ReplaceSessionCommand(self, session, label))
 
     def toggle_blocked(self, query: int, key: int) -> None:

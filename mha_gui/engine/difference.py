@@ -59,6 +59,9 @@ class DifferenceTrace:
     mask: np.ndarray  # blocked now OR in the snapshot
     mask_now: np.ndarray
     mask_then: np.ndarray
+    # what the scores read (rotated with RoPE, else the projections): now − then
+    q_rot: np.ndarray | None = None
+    k_rot: np.ndarray | None = None
 
     @property
     def masks_differ(self) -> bool:
@@ -82,6 +85,8 @@ def difference_trace(now, then) -> DifferenceTrace:
         union,
         now.mask.copy(),
         then.mask.copy(),
+        now.q_scores - then.q_scores,
+        now.k_scores - then.k_scores,
     )
 
 

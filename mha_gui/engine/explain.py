@@ -6,7 +6,8 @@ built from the trace and the parameters (NumPy only, no Qt), e.g.
     A_1[2,0] = softmax(S_1[2,:])[0] = e^0.707 / Σ_j e^S_1[2,j] = 2.028 / 4.86 = 0.417
 
 Matrix kinds (the `kind` argument): "X", "Q", "K", "V", "S" (scores), "A" (weights),
-"Z" (head output), "H" (concat), "Y" (output), "C" (a head's contribution to Y).
+"Z" (head output), "H" (concat), "Y" (output), "C" (a head's contribution to Y), "QR"
+and "KR" (Q and K rotated by RoPE: one pair of coordinates turned by its angle).
 """
 
 from __future__ import annotations
@@ -90,21 +91,27 @@ def explain_cell(
         role = {"Q": "query", "K": "key", "V": "value"}[kind]
         return f"{text}   ({role} vector {lower}_{row} of token {_tok(tokens, row)})"
 
+    if kind in ("QR", "KR"):
+        return _rotation(kind, head, row, col, t, c, tokens, cell)
+
     if kind == "S":
         value = t.scores[head, row, col]
         pair = f"(query {_tok(tokens, row)} → key {_tok(tokens, col)})"
         if t.mask[row, col]:
             return f"{cell} = −∞   blocked: {blocked_reason(row, col, c, tokens)}"
         g = c.kv_group(head)
-        dot = float(t.q[head, row] @ t.k[g, col])
+        q, k = t.q_scores[head, row], t.k_scores[g, col]  # rotated with RoPE
+        dot = float(q @ k)
         scaled = (
             f"/ √{c.d_k} = {num(dot)} / {num(math.sqrt(c.d_k))}"
             if c.scale is None
             else f"· {num(t.scale, 4)} = {num(dot)} · {num(t.scale, 4)}"
         )
-        expanded = _terms(t.q[head, row], t.k[g, col])
-        first = f"{cell} = q_{row}·k_{col} {scaled} = {num(value)}   {pair}"
-        return first + (f"\n  q_{row}·k_{col} = {expanded} = {num(dot)}" if expanded else "")
+        expanded = _terms(q, k)
+        tilde = "\u0303" if c.rope else ""  # q̃·k̃: the rotated vectors
+        qk = f"q{tilde}_{row}·k{tilde}_{col}"
+        first = f"{cell} = {qk} {scaled} = {num(value)}   {pair}"
+        return first + (f"\n  {qk} = {expanded} = {num(dot)}" if expanded else "")
 
     if kind == "A":
         value = t.weights[head, row, col]
@@ -162,3 +169,32 @@ def explain_cell(
     if c.h <= 8:
         first += f" = {parts}"
     return f"{first} = {num(t.output[row, col])}   (token {_tok(tokens, row)})"
+
+
+def _rotation(kind: str, head, t_row: int, col: int, t: Trace, c: Config, tokens, cell: str):
+    """RoPE turns the pair (j, j + d_k/2) of position t's vector by the angle t·ω_j:
+    first half x_j cos − x_{j+d/2} sin, second half x_j cos + x_{j−d/2} sin."""
+    if t.rope is None:
+        return f"{cell}: RoPE is off, so Q and K are not rotated (turn RoPE on to see them)"
+    g = head if kind == "QR" else c.kv_group(head)
+    plain = (t.q if kind == "QR" else t.k)[g, t_row]
+    rotated = (t.q_rot if kind == "QR" else t.k_rot)[g, t_row, col]
+    name = symbol(kind[0], head, c).text
+    half = c.d_k // 2
+    j = col % half
+    partner = col + half if col < half else col - half
+    omega = float(t.rope.inv_freq(c.d_k)[j])
+    angle = t_row * omega
+    cos, sin = math.cos(angle), math.sin(angle)
+    x, y = float(plain[col]), float(plain[partner])
+    sign = "−" if col < half else "+"
+    role = "query" if kind == "QR" else "key"
+    scaled = " (llama3-scaled)" if t.rope.scaling else ""
+    return (
+        f"{cell} = {name}[{t_row},{col}]·cos α {sign} {name}[{t_row},{partner}]·sin α"
+        f" = {_factor(x)}·{_factor(cos, 3)} {sign} {_factor(y)}·{_factor(sin, 3)}"
+        f" = {num(rotated)}   ({role} {_tok(tokens, t_row)} at position {t_row})"
+        f"\n  α = position · ω_{j} = {t_row} · {num(omega, 4)} = {num(angle, 4)} rad;"
+        f"  ω_{j} = θ^(−2·{j}/{c.d_k}) with θ = {t.rope.theta:g}{scaled}:"
+        f" pair ({min(col, partner)}, {max(col, partner)}) of {name}[{t_row}] turns by α"
+    )

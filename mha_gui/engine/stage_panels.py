@@ -4,11 +4,12 @@ The window's heatmaps, the exported figures (PNG/SVG/PDF/GIF), the handout, LaTe
 hover texts all read this module, so a teacher sees the same titles, colour levels and
 number format on screen and on paper. Adding a stage or a panel kind is one edit here.
 
-A panel is one matrix: its *kind* says what it is — X, Q, K, V (the projections), S
-(scaled scores), A (weights), Z (a head's output), H (concatenation), Y (output) or C (a
+A panel is one matrix: its *kind* says what it is — X, Q, K, V (the projections), QR
+and KR (Q and K rotated by RoPE, shown only when the config turns RoPE on), S (scaled
+scores), A (weights), Z (a head's output), H (concatenation), Y (output) or C (a
 head's contribution Z_i W_O[i·d_v:(i+1)·d_v, :] to Y) — and *head* which query head it
 belongs to (None for the layer-wide X, H and Y). A stage is a list of rows of panels that
-share one colour scale.
+share one colour scale; `plan_for(stage, config)` is that list for one config.
 """
 
 from __future__ import annotations
@@ -21,7 +22,15 @@ import numpy as np
 
 from mha_gui.engine.config import Config
 from mha_gui.engine.numbers import NumberFormat, nice_peak, number_format, peak, pretty, sub
-from mha_gui.engine.stages import STAGES, Stage, formula_for, shapes_line, stage_by_name
+from mha_gui.engine.stages import (
+    K_ROT,
+    Q_ROT,
+    STAGES,
+    Stage,
+    formula_for,
+    shapes_line,
+    stage_by_name,
+)
 
 
 class StageData(Protocol):
@@ -61,9 +70,17 @@ def symbol(kind: str, head: int | None, config: Config) -> Symbol:
             rf"Z_{{{head}}} W_O[{lo}{{:}}{hi},:]",
         )
     index = config.kv_group(head) if KINDS[kind].per == "group" else head
+    letter, tex = ROTATED.get(kind, (kind, kind))
     return Symbol(
-        f"{kind}_{index}", f"{kind}{sub(index)}", f"{kind}<sub>{index}</sub>", f"{kind}_{{{index}}}"
+        f"{letter}_{index}",
+        f"{letter}{sub(index)}",
+        f"{letter}<sub>{index}</sub>",
+        f"{tex}_{{{index}}}",
     )
+
+
+# The rotated projections' letters (Unicode with a combining tilde, LaTeX).
+ROTATED = {"QR": (Q_ROT, r"\tilde{Q}"), "KR": (K_ROT, r"\tilde{K}")}
 
 
 # -------------------------------------------------------------------- kinds -------
@@ -97,6 +114,8 @@ KINDS: dict[str, Kind] = {
     "X": Kind("X", None, lambda d, _h: d.matrix("X"), lambda c, _t: _index(c.d_model)),
     "Q": Kind("Q", "head", _t("q", "head"), lambda c, _t: _index(c.d_k)),
     "K": Kind("K", "group", _t("k", "group"), lambda c, _t: _index(c.d_k), query_rows=False),
+    "QR": Kind("QR", "head", _t("q_rot", "head"), lambda c, _t: _index(c.d_k)),
+    "KR": Kind("KR", "group", _t("k_rot", "group"), lambda c, _t: _index(c.d_k), query_rows=False),
     "V": Kind("V", "group", _t("v", "group"), lambda c, _t: _index(c.d_v), query_rows=False),
     "S": Kind("S", "head", _t("scores", "head"), lambda _c, t: list(t), masked=True),
     "A": Kind("A", "head", _t("weights", "head"), lambda _c, t: list(t), masked=True),
@@ -159,6 +178,12 @@ PLANS: dict[str, StagePlan] = {
 }
 assert set(PLANS) == {s.name for s in STAGES}, "every stage needs a plan"
 
+# With RoPE the projections stage shows Q and K before and after rotation, side by side.
+ROPE_ROWS = {
+    "Q": RowPlan("QR", "Q̃_i = RoPE(Q_i): row t rotated by position t · rows: query tokens"),
+    "K": RowPlan("KR", "K̃_i = RoPE(K_i): row t rotated by position t · rows: key tokens"),
+}
+
 LAYER_TITLES = {"X": "input X", "H": "H = Concat(Z₀ … Z_{h−1})", "Y": "output Y"}
 
 
@@ -170,9 +195,30 @@ def as_stage(stage: Stage | int | str) -> Stage:
     return stage_by_name(str(stage))
 
 
+def plan_for(stage: Stage | int | str, config: Config) -> StagePlan:
+    """The stage's rows for this config: with RoPE on, the projections stage gains the
+    rotated Q̃ and K̃ right after Q and K (every consumer reads the rows from here)."""
+    plan = PLANS[as_stage(stage).name]
+    if not config.rope or as_stage(stage).name != "projections":
+        return plan
+    rows = []
+    for row in plan.rows:
+        rows += [row, ROPE_ROWS[row.kind]] if row.kind in ROPE_ROWS else [row]
+    return StagePlan(tuple(rows), plan.color, plan.bar_label)
+
+
+def rope_note(config: Config) -> str:
+    """What RoPE's captions add: which features pair up and by how much they turn."""
+    scaled = " (llama3-scaled)" if config.rope_scaling else ""
+    return (
+        f"pairs (j, j+{config.d_k // 2}) turn by t·θ^(−2j/{config.d_k}), "
+        f"θ = {config.rope_theta:g}{scaled}"
+    )
+
+
 def panel_keys(stage: Stage | int | str, config: Config) -> list[tuple[str, int]]:
     """Every panel of a stage as (kind, head), head −1 for a layer-wide panel."""
-    plan = PLANS[as_stage(stage).name]
+    plan = plan_for(stage, config)
     keys = []
     for row in plan.rows:
         if KINDS[row.kind].per is None:
@@ -185,10 +231,14 @@ def panel_keys(stage: Stage | int | str, config: Config) -> list[tuple[str, int]
 def caption(stage: Stage | int | str, kind: str, config: Config) -> str:
     """A row's caption adapted to the config (GQA's shared K/V heads, biases)."""
     s = as_stage(stage)
-    text = next(r.caption for r in PLANS[s.name].rows if r.kind == kind)
-    if kind in ("K", "V") and config.variant != "MHA":
-        text = text.replace(f"{kind}_i", f"{kind}_g").replace("W_i", "W_g")
-        text += f" · {_sharing(config, kind)}"
+    text = next(r.caption for r in plan_for(s, config).rows if r.kind == kind)
+    if kind in ROTATED:
+        text += f" · {rope_note(config)}"
+    if kind in ("K", "V", "KR") and config.variant != "MHA":
+        letter = kind[0]
+        text = text.replace(f"{letter}_i", f"{letter}_g").replace("W_i", "W_g")
+        text = text.replace(f"{letter}\u0303_i", f"{letter}\u0303_g")
+        text += f" · {_sharing(config, symbol(kind, 0, config).text[:-2])}"
     if kind == "C" and config.bias:
         text += " + b_O"
     return text
@@ -358,7 +408,7 @@ def describe_stage(
     `weights_range` picks what the weights' colours show (see `weights_colours`)."""
     s = as_stage(stage)
     c = data.config
-    plan = PLANS[s.name]
+    plan = plan_for(s, c)
     shown = list(range(c.h)) if heads is None else list(heads)
     rows, peaks = [], []
     for row in plan.rows:

@@ -118,9 +118,12 @@ def operand_shapes(
                 (f"W_{g}^K", _x(c.d_model, c.d_k)),
                 (f"W_{g}^V", _x(c.d_model, c.d_v)),
             ],
-            [q, k, v],
+            [q, k, v] + ([(f"{Q_ROT}_i", q[1]), (f"{K_ROT}_{g}", k[1])] if c.rope else []),
         ),
-        "scores": ([q, k], [scores]),
+        "scores": (
+            [q, k] if not c.rope else [(f"{Q_ROT}_i", q[1]), (f"{K_ROT}_{g}", k[1])],
+            [scores],
+        ),
         "weights": ([scores], [weights]),
         "mixing": ([weights, v], [z]),
         "concat": ([(f"{c.h} × Z_i", _x(c.n, c.d_v))], [hh]),
@@ -129,10 +132,16 @@ def operand_shapes(
     return table[s.name]
 
 
+# RoPE's rotated queries and keys: Q̃, K̃ (a combining tilde over the letter)
+Q_ROT, K_ROT = "Q\u0303", "K\u0303"
+
+
 def formula_for(stage: Stage | int | str, config: Config) -> str:
     """The stage's formula adapted to the config (scale, causal mask, GQA naming)."""
     s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
     text = s.formula
+    if config.rope and s.name in ("scores", "weights"):  # the scores read the rotated Q, K
+        text = text.replace("Q_i K_iᵀ", f"{Q_ROT}_i {K_ROT}_iᵀ")
     if s.name in ("scores", "weights"):
         if config.scale is not None:
             text = text.replace("/ √d_k", f"· {config.scale:g}")
@@ -140,14 +149,16 @@ def formula_for(stage: Stage | int | str, config: Config) -> str:
             text = text.replace("S_i = ", "S_i = mask(") + (")" if s.name == "scores" else "")
             if s.name == "weights":
                 text = text.replace("softmax(", "softmax(mask(").rstrip(")") + "))"
-    if config.variant != "MHA" and s.name in ("projections", "scores", "weights", "mixing"):
-        text = text.replace("K_i", "K_g").replace("V_i", "V_g").replace("W_i^K", "W_g^K")
-        text = text.replace("W_i^V", "W_g^V")
     if config.bias:
         if s.name == "projections":
             text = "Q_i = X W_i^Q + b_i^Q, …"
         if s.name == "output":
             text = "Y = H W_O + b_O"
+    if config.rope and s.name == "projections":
+        text += f",  {Q_ROT}_i = RoPE(Q_i),  {K_ROT}_i = RoPE(K_i)"
+    if config.variant != "MHA" and s.name in ("projections", "scores", "weights", "mixing"):
+        text = text.replace("K_i", "K_g").replace("V_i", "V_g").replace("W_i^K", "W_g^K")
+        text = text.replace("W_i^V", "W_g^V").replace(f"{K_ROT}_i", f"{K_ROT}_g")
     return text
 
 

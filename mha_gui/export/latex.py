@@ -98,6 +98,8 @@ def latex_formula(stage: Stage | int | str, config) -> str:
         if config.causal:
             core = rf"\operatorname{{mask}}\!\left({core}\right)"
         text = text.replace(frac, core)
+    if config.rope:  # the scores read the rotated queries and keys
+        text = text.replace("Q_i K_i^\\top", r"\tilde{Q}_i \tilde{K}_i^\top")
     if config.variant != "MHA" and s.name in ("projections", "scores", "weights", "mixing"):
         text = text.replace("K_i", "K_g").replace("V_i", "V_g")
         text = text.replace("W_i^K", "W_g^K").replace("W_i^V", "W_g^V")
@@ -113,6 +115,11 @@ def latex_formula(stage: Stage | int | str, config) -> str:
                 )
         if s.name == "output":
             text = r"Y = H W_O + b_O"
+    if config.rope and s.name == "projections":
+        text += r",\quad \tilde{Q}_i = \operatorname{RoPE}(Q_i),\quad \tilde{K}_i = "
+        text += r"\operatorname{RoPE}(K_i)"
+    if config.rope and config.variant != "MHA":
+        text = text.replace(r"\tilde{K}_i", r"\tilde{K}_g").replace("RoPE}(K_i)", "RoPE}(K_g)")
     return text
 
 

@@ -1,4 +1,4 @@
-"""The configuration panel: dimensions, K/V sharing, causal mask, biases and scale.
+"""The configuration panel: dimensions, K/V sharing, causal mask, biases, RoPE and scale.
 
 Each change is one undo step (`Document.set_config`). An impossible combination (K/V
 heads not dividing the query heads, …) changes nothing: the panel says why and the
@@ -117,6 +117,25 @@ class ConfigPanel(QWidget):
         self.bias.toggled.connect(self._on_bias)
         form.addRow(self.bias)
 
+        rope_row = QHBoxLayout()
+        self.rope = QCheckBox("RoPE", self)
+        self.rope.setObjectName("ropeToggle")
+        self.rope.setToolTip(
+            "Rotary position embeddings: rotate Q and K by each token's position before the "
+            "scores (the projections stage then shows Q̃ and K̃ beside Q and K); needs an even d_k"
+        )
+        self.rope.toggled.connect(self._on_rope)
+        self.rope_theta = QLineEdit(self)
+        self.rope_theta.setObjectName("ropeTheta")
+        self.rope_theta.setToolTip("RoPE's base θ: pair j turns by position · θ^(−2j/d_k)")
+        self.rope_theta.setFixedWidth(self.fontMetrics().horizontalAdvance("5000000.0") + 16)
+        self.rope_theta.editingFinished.connect(self._on_theta_edited)
+        rope_row.addWidget(self.rope)
+        rope_row.addWidget(QLabel("θ", self))
+        rope_row.addWidget(self.rope_theta)
+        rope_row.addStretch(1)
+        form.addRow(rope_row)
+
         scale_row = QHBoxLayout()
         self.default_scale = QCheckBox("1/√d_k", self)
         self.default_scale.setObjectName("defaultScale")
@@ -164,6 +183,11 @@ class ConfigPanel(QWidget):
             box.blockSignals(True)
             box.setChecked(value)
             box.blockSignals(False)
+        self.rope.blockSignals(True)
+        self.rope.setChecked(c.rope)
+        self.rope.blockSignals(False)
+        self.rope_theta.setEnabled(c.rope)
+        self.rope_theta.setText(f"{c.rope_theta:g}")
         self.default_scale.blockSignals(True)
         self.default_scale.setChecked(c.scale is None)
         self.default_scale.blockSignals(False)
@@ -223,6 +247,24 @@ class ConfigPanel(QWidget):
 
     def _on_bias(self, on: bool) -> None:
         self._change("Biases on" if on else "Biases off", bias=bool(on))
+
+    def _on_rope(self, on: bool) -> None:
+        try:
+            self.document.set_rope(on)
+        except ValueError as exc:
+            self._refuse(f"RoPE not turned {'on' if on else 'off'}: {exc}")
+            return
+        self.message_label.clear()
+
+    def _on_theta_edited(self) -> None:
+        text = self.rope_theta.text()
+        try:
+            value = parse_value(text)
+        except ValueError as exc:
+            self._refuse(f"θ not changed: {exc}")
+            return
+        if value != self.document.config.rope_theta:
+            self._change(f"RoPE θ = {value:g}", rope_theta=value)
 
     def _on_default_scale(self, on: bool) -> None:
         if on:

@@ -82,6 +82,7 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
 
         document.fileStateChanged.connect(self._update_title)
         document.configChanged.connect(self._update_summary)
+        document.fileStateChanged.connect(self._update_summary)  # a model layer's source
         self._update_title()
         self._update_summary()
 
@@ -211,7 +212,9 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.statusBar().showMessage(text, MESSAGE_MS)
 
     def _update_title(self) -> None:
-        self.setWindowTitle(f"{self.document.display_name}[*] — mha-gui")
+        source = self.document.session.source  # "gpt2 · layer 5 of 12" for a model layer
+        where = f" — {source}" if source else ""
+        self.setWindowTitle(f"{self.document.display_name}[*]{where} — mha-gui")
         self.setWindowModified(self.document.is_modified)
 
     def _update_summary(self) -> None:
@@ -219,6 +222,8 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.summary_label.setText(
             f"n={c.n}  d_model={c.d_model}  h={c.h} ({c.variant})  d_k={c.d_k}  d_v={c.d_v}"
             + ("  causal" if c.causal else "")
+            + (f"  RoPE θ={c.rope_theta:g}" if c.rope else "")
+            + (f"  · {self.document.session.source}" if self.document.session.source else "")
         )
 
     # ------------------------------------------------------- display settings -------

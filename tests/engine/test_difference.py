@@ -42,6 +42,8 @@ def test_every_panel_is_now_minus_then(h_kv, stage):
         "Q": lambda i: a.q[i] - b.q[i],
         "K": lambda i: a.k[i // group] - b.k[i // group],
         "V": lambda i: a.v[i // group] - b.v[i // group],
+        "QR": lambda i: a.q_rot[i] - b.q_rot[i],
+        "KR": lambda i: a.k_rot[i // group] - b.k_rot[i // group],
         "S": lambda i: a.scores[i] - b.scores[i],
         "A": lambda i: a.weights[i] - b.weights[i],
         "Z": lambda i: a.heads[i] - b.heads[i],

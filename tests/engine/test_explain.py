@@ -1,5 +1,6 @@
 """The hover texts quote the trace's own numbers (NumPy only, no Qt)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -92,6 +93,9 @@ def test_grouped_heads_name_their_kv_group():
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kind_every_preset_cell_explains(kind, causal):
     s, t = causal
+    if kind in ("QR", "KR"):  # the rotated projections exist with RoPE on
+        s = dataclasses.replace(s, config=s.config.with_changes(rope=True))
+        t = s.run()
     head = None if kind in ("X", "H", "Y") else 3
     text = _explain(s, t, kind, head, 5, 3)
     assert "= " in text and "nan" not in text.lower()
