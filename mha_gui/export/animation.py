@@ -86,7 +86,12 @@ def write_gif(
         colormap=colormap,
         weights_range=weights_range,
     )
-    # One shared adaptive palette keeps colours steady from frame to frame.
+    save_gif(path, frames, frame_ms)
+
+
+def save_gif(path, frames: list[Image.Image], frame_ms: int = 1200) -> None:
+    """Write same-size RGB `frames` as a looping GIF. One shared adaptive palette (made
+    from a montage of every frame) keeps colours steady from frame to frame."""
     thumbs = [f.resize((f.width // 3, f.height // 3), Image.Resampling.NEAREST) for f in frames]
     montage = Image.new("RGB", (thumbs[0].width, sum(t.height for t in thumbs)))
     y = 0
