@@ -19,15 +19,9 @@ from mha_gui.engine.neuron import check_index
 from mha_gui.engine.numbers import num
 from mha_gui.engine.stage_panels import WEIGHTS_RANGES, check_weights_range
 from mha_gui.engine.token_lines import LineModel, token_lines
+from mha_gui.export.primitives import begin_paint, make_pen, paint_text
 from mha_gui.export.text import _elide, _qcolor, draw_rich, ensure_app, text_width
-from mha_gui.views.drawing_widget import DrawingWidget
-from mha_gui.views.neuron_view import (
-    NUMBER_SIGNALS,
-    begin_paint,
-    follow,
-    make_pen,
-    paint_text,
-)
+from mha_gui.views.drawing_widget import NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.registry import FigureOptions, ViewSpec, register_view
 
 MARGIN = 28.0
@@ -340,7 +334,7 @@ class LineView(DrawingWidget):
         self.hidden: set[int] = set()
         self.focus: tuple[str, int] | None = None
         self.weights_range = "fixed"
-        follow(self, document, settings, (*NUMBER_SIGNALS, "viewChanged"))
+        self.follow((*NUMBER_SIGNALS, "viewChanged"), settings)
         self.hitClicked.connect(self._clicked)
 
     def set_head_visible(self, head: int, visible: bool) -> None:

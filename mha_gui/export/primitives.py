@@ -1,0 +1,93 @@
+"""Small painting primitives the drawings share (neuron view, token lines, contributions).
+
+Everything here paints on a QPainter already scaled to a drawing's logical units and
+takes its colours from a theme palette (mha_gui/theme.py), so a drawing on screen and
+its exported file look the same.
+"""
+
+from __future__ import annotations
+
+from mha_gui.export.text import _qcolor, make_font
+
+
+def paint_text(painter, x, y, w, h, s, px, color, align=None, bold=False) -> None:
+    """Plain text in the box (x, y, w, h): left and vertically centred unless `align`."""
+    from PySide6.QtCore import QRectF, Qt
+
+    painter.setFont(make_font(px, bold))
+    painter.setPen(_qcolor(color))
+    flags = align if align is not None else (Qt.AlignLeft | Qt.AlignVCenter)
+    painter.drawText(QRectF(x, y, w, h), flags, s)
+
+
+def make_pen(color: str, width: float = 1.0, dashed: bool = False):
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QPen
+
+    pen = QPen(_qcolor(color))
+    pen.setWidthF(width)
+    if dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
+    return pen
+
+
+def outline(painter, rect, color: str, width: float = 1.0) -> None:
+    """The rectangle's outline only (no fill)."""
+    from PySide6.QtCore import Qt
+
+    painter.save()
+    painter.setPen(make_pen(color, width))
+    painter.setBrush(Qt.NoBrush)
+    painter.drawRect(rect)
+    painter.restore()
+
+
+def begin_paint(painter, drawing, pal, antialias: bool = True) -> None:
+    """Save the painter, switch text (and shape) antialiasing on and fill the drawing's
+    background; the caller ends with `painter.restore()`."""
+    from PySide6.QtCore import QRectF
+
+    painter.save()
+    if antialias:
+        painter.setRenderHint(painter.RenderHint.Antialiasing, True)
+    painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
+    painter.fillRect(QRectF(0, 0, drawing.width, drawing.height), _qcolor(pal.background))
+
+
+def hatch(painter, rect, color: str, step: float, clip=None) -> None:
+    """Diagonal lines (↗) `step` apart across `rect`, clipped to `clip` (default `rect`);
+    the painter's pen and clip are restored afterwards."""
+    from PySide6.QtCore import QLineF
+
+    painter.save()
+    painter.setClipRect(rect if clip is None else clip)
+    painter.setPen(make_pen(color))
+    x, y, w, h = rect.x(), rect.y(), rect.width(), rect.height()
+    t = -h
+    while t < w:
+        painter.drawLine(QLineF(x + t, y + h, x + t + h, y))
+        t += step
+    painter.restore()
+
+
+def paint_hatched(painter, x, y, w, h, pal) -> None:
+    """A blocked box: the theme's blocked fill with diagonal hatching (as in the heatmaps)."""
+    from PySide6.QtCore import QRectF
+
+    painter.fillRect(QRectF(x, y, w, h), _qcolor(pal.blocked))
+    hatch(painter, QRectF(x, y, w, h), pal.hatch, 7.0)
+
+
+def hatched_outline(painter, rect, pal) -> None:
+    """The hatched outline of a bar that is not there (e.g. what a switched-off head would
+    add), hatched like a blocked cell."""
+    from PySide6.QtCore import Qt
+
+    if rect.width() <= 0:
+        return
+    hatch(painter, rect, pal.hatch, 6.0, clip=rect.adjusted(-1, -1, 1, 1))
+    painter.save()
+    painter.setPen(make_pen(pal.hatch, 1.4))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRect(rect)
+    painter.restore()
