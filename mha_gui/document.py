@@ -63,6 +63,9 @@ class Document(Recompute, QObject):
         self.session = session if session is not None else load_preset(DEFAULT_PRESET)
         self.preset_name: str | None = DEFAULT_PRESET if session is None else None
         self.path: Path | None = None
+        # the model folder and sentence of File ▸ Open model… (an engine ModelOrigin) while
+        # its layer is the open session; None for presets and files (the model view reads it)
+        self.model_origin = None
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
         self._engine = IncrementalTrace(self.session)
@@ -334,9 +337,11 @@ class Document(Recompute, QObject):
 
     # ------------------------------------------------------------------ files -------
     def open_session(
-        self, session: Session, path: Path | None = None, preset: str | None = None
+        self, session: Session, path: Path | None = None, preset: str | None = None, origin=None
     ) -> None:
-        """Start over on another session: a new file, so the undo history is cleared."""
+        """Start over on another session: a new file, so the undo history is cleared.
+        `origin`: the ModelOrigin of a real model's layer (File ▸ Open model…)."""
+        self.model_origin = origin
         self.undo_stack.clear()
         self._replace(session.copy())
         self.path = Path(path) if path is not None else None

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu
 from mha_gui import theme
 from mha_gui.engine.presets import PRESETS
 from mha_gui.views import registry
+from mha_gui.views.open_model_dialog import open_model
 
 THEME_LABELS = (("light", "&Light"), ("dark", "&Dark"), ("system", "&System"))
 WEIGHTS_RANGE_LABELS = (
@@ -59,6 +60,15 @@ def build_file_menu(window) -> None:
         QKeySequence.StandardKey.Open,
         "action.open",
     )
+    model = add_action(
+        window,
+        file_menu,
+        "Open &model…",
+        lambda: open_model(window),
+        "Ctrl+Shift+O",
+        "action.openModel",
+    )
+    model.setStatusTip("Open a layer of GPT-2, BERT, Llama, Mistral or Qwen2 on a sentence")
     window.build_recent_menu(file_menu)
     file_menu.addSeparator()
     add_action(

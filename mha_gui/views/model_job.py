@@ -1,0 +1,70 @@
+"""Running a real model off the UI thread: opening a layer, computing every layer's maps.
+
+`ModelJob(work)` runs `work(progress)` on Qt's thread pool; `progress(done, total)` is
+what engine.models calls after each block: the job forwards it as a signal (a progress
+bar follows it) and raises `Cancelled` from it once `cancel()` was called, so a big model
+stops at the next block. The result, the failure's one-line reason or the cancellation
+arrives on the UI thread as a signal.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+
+class Cancelled(Exception):
+    """Raised from the progress callback to stop the engine at the next block."""
+
+
+class JobSignals(QObject):
+    progress = Signal(int, int)
+    done = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+
+class ModelJob(QRunnable):
+    # jobs still running, so neither Python nor Qt deletes one before it has reported
+    running: set[ModelJob] = set()
+
+    def __init__(self, work):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.work = work
+        self.signals = JobSignals()
+        self._cancel = False
+        self.finished = False
+        for signal in (self.signals.done, self.signals.failed, self.signals.cancelled):
+            signal.connect(self._finish)
+
+    def start(self) -> ModelJob:
+        ModelJob.running.add(self)
+        QThreadPool.globalInstance().start(self)
+        return self
+
+    def cancel(self) -> None:
+        self._cancel = True
+
+    def _progress(self, done: int, total: int) -> None:
+        if self._cancel:
+            raise Cancelled
+        self.signals.progress.emit(int(done), int(total))
+
+    def run(self) -> None:
+        try:
+            result = self.work(self._progress)
+        except Cancelled:
+            self.signals.cancelled.emit()
+        except (ValueError, OSError, MemoryError) as exc:
+            self.signals.failed.emit(str(exc) or type(exc).__name__)
+        except Exception as exc:  # a worker must report, never die silently
+            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
+        else:
+            if self._cancel:
+                self.signals.cancelled.emit()
+            else:
+                self.signals.done.emit(result)
+
+    def _finish(self, *_args) -> None:
+        self.finished = True
+        ModelJob.running.discard(self)
