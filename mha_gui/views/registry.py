@@ -28,6 +28,7 @@ VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.neuron_view",
     "mha_gui.views.line_view",
     "mha_gui.views.exercise_panel",
+    "mha_gui.views.train_panel",
 )
 
 __all__ = ["ActionSpec", "FigureOptions", "ViewSpec", "register_action", "register_view"]
