@@ -177,3 +177,18 @@ def test_leaving_restores_and_an_edit_ends_the_exercise(window, qtbot):
     assert "stale" in panel.message.text()
     assert all(not p.hidden for p in view.panels.values())
     window.document.undo_stack.setClean()
+
+
+def test_a_shared_key_head_hides_in_every_head_of_its_group(qtbot):
+    from mha_gui.app import create_main_window
+
+    w = create_main_window("gqa")
+    qtbot.addWidget(w)
+    _action, panel = enter(w, qtbot, stage="projections", blanks=6, seed=2)
+    ex = panel.exercise
+    view = w.attention_view
+    for (kind, head), p in view.panels.items():
+        h = None if head < 0 else head
+        assert p.hidden == set(ex.panel_blanks(kind, h))
+    assert any(c.kind in ("K", "V") for c in ex.cells)
+    w.document.undo_stack.setClean()

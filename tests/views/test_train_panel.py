@@ -149,3 +149,26 @@ def test_an_edit_during_play_ends_the_run_and_keeps_what_was_reached(window, pan
     assert "stopped" in panel.message.text()
     assert np.array_equal(doc.matrix("W_Q"), reached)
     assert doc.undo_stack.undoText() == "Set X"
+
+
+def test_divergence_stops_the_run_and_keeps_what_was_reached(window, panel, qtbot):
+    doc = window.document
+    panel.head.setCurrentIndex(1)
+    click(qtbot, panel.step_button)  # 10 good steps with Adam
+    reached = doc.matrix("W_Q").copy()
+    count = doc.undo_stack.count()
+    panel.optimizer.setCurrentIndex(panel.optimizer.findData("sgd"))
+    assert panel.optimizer.currentText() == "plain gradient steps"
+    panel.lr.setText("10000")
+    panel.lr.editingFinished.emit()
+    click(qtbot, panel.play_button)
+    qtbot.waitUntil(lambda: not panel.timer.isActive())
+    assert "diverged" in panel.message.text() and "kept" in panel.message.text()
+    t = panel.trainer  # the run with the new rate: its last good numbers are kept
+    assert np.array_equal(doc.matrix("W_Q"), t.changed()["W_Q"])
+    assert np.isfinite(doc.matrix("W_Q")).all() and np.abs(doc.matrix("W_Q")).max() <= 1e6
+    if t.steps_done:
+        assert doc.undo_stack.count() == count + 1
+        assert doc.undo_stack.undoText() == f"Train head 1 ({t.steps_done} steps)"
+        doc.undo_stack.undo()
+    assert np.array_equal(doc.matrix("W_Q"), reached)
