@@ -31,18 +31,18 @@ def create_main_window(preset: str = DEFAULT_PRESET, session=None):
     return _build_window(loaded, path, preset_name)
 
 
-def _build_window(session: Session, path: Path | None, preset_name: str | None):
+def _build_window(session: Session, path: Path | None, preset_name: str | None, origin=None):
     from mha_gui.document import Document
     from mha_gui.views.main_window import MainWindow
 
     document = Document(session)
-    document.open_session(session, path=path, preset=preset_name)
+    document.open_session(session, path=path, preset=preset_name, origin=origin)
     return MainWindow(document)
 
 
-def run_app(session_path=None, preset=None, session: Session | None = None) -> int:
-    """Open the app on a session file, a preset or a Session (e.g. a real model's layer);
-    the exit status of the event loop.
+def run_app(session_path=None, preset=None, session: Session | None = None, origin=None) -> int:
+    """Open the app on a session file, a preset or a Session (e.g. a real model's layer,
+    with its ModelOrigin for the model view); the exit status of the event loop.
 
     A bad file or preset name: one line on stderr, exit status 2, no window.
     """
@@ -72,7 +72,7 @@ def run_app(session_path=None, preset=None, session: Session | None = None) -> i
     from mha_gui.resources import icon_path
 
     app.setWindowIcon(QIcon(icon_path()))
-    window = _build_window(session, path, name if from_preset else None)
+    window = _build_window(session, path, name if from_preset else None, origin)
     window.show()
     from PySide6.QtCore import QTimer
 

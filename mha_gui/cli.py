@@ -349,6 +349,7 @@ def cmd_export(args) -> int:
         raise CliError(
             f"cannot export {out.name!r}: the suffix must be one of {' '.join(EXPORT_SUFFIXES)}"
         )
+    extra = _model_view_extra(args)
     session = _session_from(args)
     stage = stage_by_name(args.stage)
     c = session.config
@@ -380,9 +381,33 @@ def cmd_export(args) -> int:
         handout=args.handout,
         colormap=args.colormap,
         **_view_options(args, session),
+        extra=extra,
     )
     print(f"wrote {out}")
     return 0
+
+
+def _origin(args):
+    """The model folder and sentence of `mha-gui --model …` (the window's model view)."""
+    from mha_gui.engine.models import describe_model
+    from mha_gui.engine.models.origin import ModelOrigin
+
+    layer = args.layer % describe_model(args.model).n_layers  # --layer -1: the last
+    return ModelOrigin.make(args.model, layer, args.text, args.token_ids)
+
+
+def _model_view_extra(args) -> dict | None:
+    """`--view model` draws every layer of `--model` on `--text`: --layer is optional
+    (the layer to outline; the figure shows them all)."""
+    if args.view != "model":
+        return None
+    if args.model is None:
+        raise CliError('--view model needs --model DIR and --text "..." (or --token-ids)')
+    layer = args.layer
+    if args.layer is None:
+        args.layer = 0
+    ids = args.token_ids
+    return {"model": args.model, "text": args.text, "token_ids": ids, "layer": layer}
 
 
 def cmd_open(argv: list[str]) -> int:
@@ -399,7 +424,7 @@ def cmd_open(argv: list[str]) -> int:
         _check_display()
         from mha_gui.app import run_app
 
-        return run_app(session=model_session)
+        return run_app(session=model_session, origin=_origin(args))
     if args.session and not Path(args.session).exists() and Path(args.session).suffix != ".json":
         raise CliError(
             f"unrecognized command or missing file {args.session!r} "

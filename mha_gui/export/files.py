@@ -99,6 +99,7 @@ def export_to(
     key: int | None = None,
     weights_range: str = "fixed",
     against: Session | None = None,
+    extra: dict | None = None,
 ) -> Path:
     """Write `path` (.png .svg .pdf .gif .tex .npz .json) and return it.
 
@@ -114,6 +115,7 @@ def export_to(
     `view` other than "stage" writes that registered view's figure (views/registry.py;
     .png/.svg/.pdf only) with `key`, `against` and the stage/head/query;
     `weights_range` ("fixed", "head", "row") is what the weights' colours show.
+    `extra` goes to the view's FigureOptions.extra (e.g. the model view's folder and text).
     """
     target, suffix, s = check_options(
         session,
@@ -135,7 +137,13 @@ def export_to(
             target,
             view,
             FigureOptions(
-                s.index, head or 0, query or 0, key, weights_range, against, {"head": head}
+                s.index,
+                head or 0,
+                query or 0,
+                key,
+                weights_range,
+                against,
+                {"head": head, **(extra or {})},
             ),
             width=width,
             theme_name=theme,

@@ -27,6 +27,7 @@ VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.kv_cache_view",
     "mha_gui.views.neuron_view",
     "mha_gui.views.line_view",
+    "mha_gui.views.model_view",
     "mha_gui.views.exercise_panel",
     "mha_gui.views.train_panel",
 )

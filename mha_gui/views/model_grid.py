@@ -1,0 +1,264 @@
+"""The model view's figure: every layer × head's attention weights as small maps.
+
+One row per layer, one column per head; each map is that head's n × n weights (rows:
+queries, columns: keys) on the 0–1 weights colour scale, with one colour bar. Token
+labels sit on the outer axes when the maps are large enough to read them. The opened
+layer and the inspected head are outlined. A Drawing (export/drawing.py): the dock paints
+it and `mha-gui export --model DIR --text ... --view model` writes it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mha_gui import theme
+from mha_gui.export.primitives import begin_paint, outline, paint_text
+from mha_gui.export.text import _elide, _qcolor, ensure_app, make_font, text_width
+
+MARGIN = 24.0
+TITLE_PX, NOTE_PX, LABEL_PX, TOKEN_PX, TICK_PX = 22.0, 14.0, 14.0, 10.0, 12.0
+GAP = 8.0
+GRID_WIDTH = 1300.0  # the maps share about this much width
+MIN_CELL, MAX_CELL = 48.0, 150.0
+LAYER_W = 72.0
+BAR_W, BAR_GAP = 16.0, 26.0
+TOKEN_W = 90.0  # the widest token label on the left axis
+VECTOR_CELLS = 200_000  # SVG/PDF draw every weight as a rectangle up to this many
+
+
+def wrapped(painter, x: float, y: float, width: float, text: str, px: float, color: str):
+    """Plain text (tokens may hold `<`, `_` or `^`) wrapped to `width`; its height. With
+    painter None it is only measured."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QFontMetricsF
+
+    flags = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
+    font = make_font(px)
+    box = QFontMetricsF(font).boundingRect(QRectF(0, 0, width, 10_000), flags, text)
+    if painter is not None:
+        painter.setFont(font)
+        painter.setPen(_qcolor(color))
+        painter.drawText(QRectF(x, y, width, box.height() + 2), flags, text)
+    return box.height()
+
+
+class ModelGridDrawing:
+    """The grid of `maps` (an engine ModelAttention). `layer`/`head`: what the window has
+    open (outlined; None for none); `hint`: say that a click opens a layer."""
+
+    def __init__(self, maps, layer=None, head=None, hint=False, fit=None):
+        """`fit` = (width, height): size the maps so the grid fills that box (a dock);
+        None: the figure's own size (about 1600 units wide)."""
+        ensure_app()
+        self.maps, self.layer, self.head = maps, layer, head
+        info = maps.info
+        L, H = len(maps.layers), info.n_heads
+        self.n = n = len(maps.tokens)
+        self.title = f"{info.name}: attention weights of every layer × head"
+        self.note = (
+            f"{n} tokens: {_elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
+            f"queries, columns = keys, one colour scale 0–1 · the model's own weights"
+            + (" · click a map to open that layer with that head inspected" if hint else "")
+        )
+        token_w = min(TOKEN_W, max(text_width(t, TOKEN_PX) for t in maps.tokens) + 6)
+        bottom_w = min(TOKEN_W, max(text_width(t, TOKEN_PX) for t in maps.tokens) + 8)
+        self.labels = True
+        for _ in range(2):  # with token labels, then without if the maps are too small
+            self.token_w = token_w if self.labels else 0.0
+            bottom = bottom_w if self.labels else 0.0
+            self.x0 = MARGIN + LAYER_W + self.token_w
+            side = self.x0 + BAR_GAP + BAR_W + 40 + MARGIN
+            cell = GRID_WIDTH / H - GAP
+            if fit is not None:
+                note_h = wrapped(None, 0, 0, fit[0] - 2 * MARGIN, self.note, NOTE_PX, "")
+                top = MARGIN + TITLE_PX * 1.6 + note_h + 10 + LABEL_PX * 1.8
+                cell = min((fit[0] - side) / H, (fit[1] - top - bottom - MARGIN) / L) - GAP
+            self.cell = max(MIN_CELL if fit is None else 24.0, min(MAX_CELL, cell))
+            if not self.labels or self.cell / n >= TOKEN_PX * 0.9:
+                break  # a token label fits one row of a map
+            self.labels = False
+        self.width = side + H * (self.cell + GAP)
+        if fit is not None:  # the title and the note take the dock's whole width
+            self.width = max(self.width, fit[0])
+        self.width = max(self.width, text_width(self.title, TITLE_PX, True) + 2 * MARGIN)
+        self.note_h = wrapped(None, 0, 0, self.width - 2 * MARGIN, self.note, NOTE_PX, "")
+        self.y0 = MARGIN + TITLE_PX * 1.6 + self.note_h + 10 + LABEL_PX * 1.8
+        self.height = self.y0 + L * (self.cell + GAP) + bottom + MARGIN
+        self.description = (
+            f"{info.summary()}; {n} tokens; layers {maps.layers[0]}–{maps.layers[-1]}"
+        )
+        self._images: dict[str, list] = {}
+
+    # ----------------------------------------------------------------- geometry ---
+    def map_rect(self, row: int, head: int) -> tuple[float, float, float, float]:
+        return (self.x0 + head * (self.cell + GAP), self.y0 + row * (self.cell + GAP),
+                self.cell, self.cell)  # fmt: skip
+
+    def hit(self, x: float, y: float):
+        """("map", layer, head) under (x, y), or None."""
+        for row, layer in enumerate(self.maps.layers):
+            for head in range(self.maps.info.n_heads):
+                left, top, w, h = self.map_rect(row, head)
+                if left <= x < left + w and top <= y < top + h:
+                    return ("map", layer, head)
+        return None
+
+    def tooltip(self, item) -> str:
+        _kind, layer, head = item
+        weights = self.maps.of(layer)[head]
+        q, k = np.unravel_index(int(np.argmax(weights)), weights.shape)
+        tokens = self.maps.tokens
+        return (
+            f"layer {layer} · head {head}: strongest weight {weights[q, k]:.2f}, "
+            f"query “{tokens[q]}” → key “{tokens[k]}”. Click to open layer {layer} "
+            f"with head {head} inspected."
+        )
+
+    # ----------------------------------------------------------------- painting ---
+    def _map_images(self, colormap: str) -> list:
+        if colormap not in self._images:
+            from PySide6.QtGui import QImage
+
+            lut = theme.colormap_for("weights", colormap)
+            images = []
+            for layer_maps in self.maps.weights:
+                row = []
+                for w in layer_maps:
+                    rgb = np.ascontiguousarray(theme.colors_for(w, (0.0, 1.0), lut), np.uint8)
+                    img = QImage(rgb.data, self.n, self.n, 3 * self.n, QImage.Format.Format_RGB888)
+                    row.append(img.copy())
+                images.append(row)
+            self._images[colormap] = images
+        return self._images[colormap]
+
+    def paint(self, painter, theme_name: str, colormap: str) -> None:
+        from PySide6.QtCore import QRectF, Qt
+
+        pal = theme.palette(theme_name)
+        begin_paint(painter, self, pal)
+        try:
+            paint_text(painter, MARGIN, MARGIN, self.width, TITLE_PX * 1.4, self.title,
+                       TITLE_PX, pal.text, bold=True)  # fmt: skip
+            wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.6, self.width - 2 * MARGIN,
+                    self.note, NOTE_PX, pal.muted)  # fmt: skip
+            vector = self._is_vector(painter)
+            painter.setRenderHint(painter.RenderHint.SmoothPixmapTransform, False)
+            images = None if vector else self._map_images(colormap)
+            lut = theme.colormap_for("weights", colormap)
+            for head in range(self.maps.info.n_heads):
+                left, top, w, _h = self.map_rect(0, head)
+                color = theme.head_text_color(head, theme_name)
+                bold = head == self.head
+                paint_text(painter, left, top - LABEL_PX * 1.7, w, LABEL_PX * 1.5,
+                           f"head {head}", LABEL_PX, color, Qt.AlignCenter, bold)  # fmt: skip
+            for row, layer in enumerate(self.maps.layers):
+                left, top, w, h = self.map_rect(row, 0)
+                mine = layer == self.layer
+                paint_text(painter, MARGIN, top, LAYER_W, h, f"layer {layer}", LABEL_PX,
+                           pal.text if mine else pal.muted, None, mine)  # fmt: skip
+                if self.labels:
+                    self._token_axis(painter, pal, left - self.token_w - 4, top, vertical=False)
+                for head in range(self.maps.info.n_heads):
+                    rect = QRectF(*self.map_rect(row, head))
+                    if vector:
+                        self._vector_map(painter, rect, self.maps.weights[row, head], lut)
+                    else:
+                        painter.drawImage(rect, images[row][head])
+                    outline(painter, rect, pal.grid, 0.8)
+                    if mine and head == self.head:
+                        outline(painter, rect.adjusted(-2.5, -2.5, 2.5, 2.5), pal.highlight, 3.0)
+            if self.labels:
+                last = len(self.maps.layers) - 1
+                for head in range(self.maps.info.n_heads):
+                    left, top, _w, h = self.map_rect(last, head)
+                    self._token_axis(painter, pal, left, top + h + 4, vertical=True)
+            self._bar(painter, pal, lut)
+        finally:
+            painter.restore()
+
+    @staticmethod
+    def _is_vector(painter) -> bool:
+        """SVG and PDF files get one rectangle per weight (sharp at any zoom); the screen
+        and PNG get one image per map (fast)."""
+        from PySide6.QtGui import QPdfWriter
+        from PySide6.QtSvg import QSvgGenerator
+
+        return isinstance(painter.device(), (QSvgGenerator, QPdfWriter))
+
+    def _vector_map(self, painter, rect, weights, lut) -> None:
+        from PySide6.QtCore import QRectF
+
+        if weights.size * len(self.maps.layers) * self.maps.info.n_heads > VECTOR_CELLS:
+            rgb = np.ascontiguousarray(theme.colors_for(weights, (0.0, 1.0), lut), np.uint8)
+            from PySide6.QtGui import QImage
+
+            img = QImage(rgb.data, self.n, self.n, 3 * self.n, QImage.Format.Format_RGB888)
+            painter.drawImage(rect, img.copy())
+            return
+        colours = theme.colors_for(weights, (0.0, 1.0), lut)
+        step = rect.width() / self.n
+        for r in range(self.n):
+            for c in range(self.n):
+                painter.fillRect(
+                    QRectF(rect.left() + c * step, rect.top() + r * step, step + 0.05, step + 0.05),
+                    _qcolor(colours[r, c]),
+                )
+
+    def _token_axis(self, painter, pal, x: float, y: float, vertical: bool) -> None:
+        """Query labels left of a row's first map, or key labels under a map (turned)."""
+        from PySide6.QtCore import Qt
+
+        step = self.cell / self.n
+        for i, token in enumerate(self.maps.tokens):
+            label = _elide(token, TOKEN_PX, TOKEN_W - 6)
+            if not vertical:
+                paint_text(painter, x, y + i * step, self.token_w, step, label, TOKEN_PX,
+                           pal.muted, Qt.AlignRight | Qt.AlignVCenter)  # fmt: skip
+                continue
+            painter.save()
+            painter.translate(x + (i + 0.5) * step, y)
+            painter.rotate(90)
+            paint_text(painter, 0, -step / 2, TOKEN_W, step, label, TOKEN_PX, pal.muted)
+            painter.restore()
+
+    def _bar(self, painter, pal, lut) -> None:
+        from PySide6.QtCore import QRectF, Qt
+
+        x = self.x0 + self.maps.info.n_heads * (self.cell + GAP) + BAR_GAP - GAP
+        y = self.y0
+        h = min(260.0, max(self.cell * 2, len(self.maps.layers) * (self.cell + GAP) - GAP))
+        steps = 64
+        for k in range(steps):
+            rgb = theme.colors_for(np.array([1 - (k + 0.5) / steps]), (0.0, 1.0), lut)[0]
+            painter.fillRect(QRectF(x, y + h * k / steps, BAR_W, h / steps + 0.5), _qcolor(rgb))
+        outline(painter, QRectF(x, y, BAR_W, h), pal.grid)
+        for v in (0.0, 0.5, 1.0):
+            paint_text(painter, x + BAR_W + 5, y + h * (1 - v) - TICK_PX, 40, TICK_PX * 2,
+                       f"{v:g}", TICK_PX, pal.text, Qt.AlignLeft | Qt.AlignVCenter)  # fmt: skip
+        paint_text(painter, x - 4, y - LABEL_PX * 1.7, 80, LABEL_PX * 1.5, "weight",
+                   TICK_PX, pal.muted)  # fmt: skip
+
+
+class MessageDrawing:
+    """A title and a paragraph in place of the grid (no model open, computing, failed)."""
+
+    def __init__(self, title: str, text: str, error: bool = False, width: float = 760.0):
+        ensure_app()
+        self.title, self.text, self.error = title, text, error
+        self.width = width
+        self.text_h = wrapped(None, 0, 0, width - 2 * MARGIN, text, NOTE_PX + 1, "")
+        self.height = MARGIN * 2 + TITLE_PX * 1.8 + self.text_h
+        self.description = text
+
+    def paint(self, painter, theme_name: str, colormap: str) -> None:
+        pal = theme.palette(theme_name)
+        begin_paint(painter, self, pal)
+        try:
+            paint_text(painter, MARGIN, MARGIN, self.width - 2 * MARGIN, TITLE_PX * 1.4,
+                       self.title, TITLE_PX, pal.text, bold=True)  # fmt: skip
+            colour = "#c62828" if self.error and theme_name == "light" else pal.text
+            colour = "#ef9a9a" if self.error and theme_name == "dark" else colour
+            wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.8, self.width - 2 * MARGIN,
+                    self.text, NOTE_PX + 1, colour)  # fmt: skip
+        finally:
+            painter.restore()
