@@ -9,8 +9,9 @@ restores it.
 from __future__ import annotations
 
 import pyqtgraph as pg
-from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle
 
 from mha_gui import theme
 
@@ -34,9 +35,34 @@ def system_theme() -> str:
     return "dark" if base.lightness() < 128 else "light"
 
 
+class _VisibleIndicators(QProxyStyle):
+    """The application's style, with check box and radio indicators outlined in the
+    muted text colour: Fusion outlines them in the window colour darkened, which on the
+    dark theme's panel is almost invisible (an unchecked box looked like nothing)."""
+
+    _FRAMED = (QStyle.PrimitiveElement.PE_IndicatorCheckBox,)
+
+    def drawPrimitive(self, element, option, painter, widget=None) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element in self._FRAMED:
+            painter.save()
+            colour = option.palette.color(QPalette.ColorRole.PlaceholderText)
+            colour.setAlpha(255)
+            painter.setPen(QPen(colour, 1))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
+            painter.restore()
+
+
+def _outline_indicators(app) -> None:
+    if not isinstance(app.style(), _VisibleIndicators):
+        app.setStyle(_VisibleIndicators(app.style().name()))
+
+
 def follow(settings) -> None:
     """Apply a DisplaySettings' theme and zoom to the application, now and on change."""
     capture_system_look()
+    _outline_indicators(QApplication.instance())
     settings.changed.connect(lambda name, value: _apply(settings, name))
     for name in ("theme", "zoom"):
         _apply(settings, name)

@@ -60,6 +60,8 @@ class ConfigPanel(QWidget):
         outer.setContentsMargins(6, 6, 6, 6)
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        # a big zoom in a narrow dock: a long field goes under its label, never clipped
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         outer.addLayout(form)
 
         self.spins: dict[str, QSpinBox] = {}

@@ -60,8 +60,16 @@ def block_mean(matrix: np.ndarray, kr: int, kc: int) -> np.ndarray:
 
 
 def tick_step(count: int, limit: int = 16) -> int:
-    """Label every k-th row/column so that at most about `limit` labels are drawn."""
-    return max(1, math.ceil(count / limit))
+    """Label every k-th row/column so that at most about `limit` labels are drawn; k is
+    a round number (1, 2, 4, 5, 10, 20, 25, 50, 100, …) so the labels read as an even scale
+    (t0 t25 t50 …, not t0 t22 t44)."""
+    need = max(1, math.ceil(count / max(1, limit)))
+    scale = 1
+    while True:
+        for base in (1, 2, 4, 5, 10, 20, 25, 50):
+            if base * scale >= need:
+                return base * scale
+        scale *= 100
 
 
 def cell_ticks(labels: list[str], limit: int = 16) -> list[list[tuple[float, str]]]:

@@ -206,6 +206,9 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.summary_label = QLabel(self)
         self.summary_label.setObjectName("configSummary")
         self.statusBar().addPermanentWidget(self.summary_label)
+        # a refusal ("not a number") is out of date once an edit succeeds: clear it then
+        # (messages an edit itself shows come after its undo step, so they stay)
+        self.document.undo_stack.indexChanged.connect(self.statusBar().clearMessage)
 
     # ------------------------------------------------------------------ status ------
     def show_message(self, text: str) -> None:

@@ -1,4 +1,5 @@
-"""Stage navigation (slider, Previous / Next / Play, ←/→) and the inspect controls.
+"""Stage navigation (slider, Previous / Next / Play, Ctrl+PgUp / Ctrl+PgDown anywhere in
+the window, ← / → when no table or text field has focus) and the inspect controls.
 
 Shows the current stage's title, its formula (large, readable from the back of a room)
 and the shapes of its operands, e.g. `A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4`.
@@ -42,6 +43,11 @@ from mha_gui.views.display_options import bind_display
 from mha_gui.views.flow_layout import FlowLayout
 
 PLAY_INTERVAL_MS = 1200
+# Next / Previous stage from anywhere in the window, even inside a matrix editor: tables
+# use the arrows, Home/End and PgUp/PgDown to move, text fields Ctrl+arrows, but neither
+# Ctrl+PgUp/PgDown (spreadsheets use it for the next sheet, browsers for the next tab).
+NEXT_KEY = "Ctrl+PgDown"
+PREVIOUS_KEY = "Ctrl+PgUp"
 # Widgets that need ←/→ themselves: text being edited, and table cell navigation.
 _KEEP_ARROWS = (QLineEdit, QAbstractSpinBox, QTextEdit, QPlainTextEdit, QAbstractItemView)
 
@@ -130,14 +136,14 @@ class StageBar(QWidget):
 
         self.prev_button = QPushButton("◀ Previous")
         self.prev_button.setObjectName("stagePrevious")
-        self.prev_button.setToolTip("Previous stage (←)")
+        self.prev_button.setToolTip(f"Previous stage ({PREVIOUS_KEY}; ← when no table has focus)")
         self.play_button = QPushButton("▶ Play")
         self.play_button.setObjectName("stagePlay")
         self.play_button.setCheckable(True)
         self.play_button.setToolTip(f"Step through the stages, {PLAY_INTERVAL_MS / 1000:g} s each")
         self.next_button = QPushButton("Next ▶")
         self.next_button.setObjectName("stageNext")
-        self.next_button.setToolTip("Next stage (→)")
+        self.next_button.setToolTip(f"Next stage ({NEXT_KEY}; → when no table has focus)")
 
         self.stage_slider = QSlider(Qt.Orientation.Horizontal)
         self.stage_slider.setObjectName("stageSlider")
@@ -206,8 +212,17 @@ class StageBar(QWidget):
 
         self.prev_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Left), self)
         self.next_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Right), self)
-        for sc in (self.prev_shortcut, self.next_shortcut):
+        self.prev_stage_key = QShortcut(QKeySequence(PREVIOUS_KEY), self)
+        self.next_stage_key = QShortcut(QKeySequence(NEXT_KEY), self)
+        for sc in (
+            self.prev_shortcut,
+            self.next_shortcut,
+            self.prev_stage_key,
+            self.next_stage_key,
+        ):
             sc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.prev_stage_key.activated.connect(self.previous_stage)
+        self.next_stage_key.activated.connect(self.next_stage)
         self.prev_shortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Left, -1))
         self.next_shortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Right, +1))
 
@@ -258,8 +273,17 @@ class StageBar(QWidget):
         focus = QApplication.focusWidget()
         if isinstance(focus, _KEEP_ARROWS) and focus.isEnabled():
             # a table or text field has focus: the arrow moves its cursor, not the stage
-            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
-                QApplication.sendEvent(focus, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier))
+            # (the shortcuts are off meanwhile, or the key sent would trigger them again)
+            arrows = (self.prev_shortcut, self.next_shortcut)
+            for sc in arrows:
+                sc.setEnabled(False)
+            try:
+                for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                    event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier)
+                    QApplication.sendEvent(focus, event)
+            finally:
+                for sc in arrows:
+                    sc.setEnabled(True)
             return
         self.next_stage() if step > 0 else self.previous_stage()
 
