@@ -1,5 +1,11 @@
-"""Autosave and crash recovery: unsaved work is written every AUTOSAVE_MS beside the
-settings, and offered back after a crash.
+"""Autosave and crash recovery: unsaved work is written beside the settings
+AUTOSAVE_MS after the last edit (debounced: every edit restarts the countdown), and
+offered back after a crash.
+
+The numbers are copied on the UI thread (a memory copy: ~20 ms for a 2048-token layer)
+and serialised and written on a worker thread, row by row so that the window keeps the
+interpreter's lock between rows; writes go to a temporary file renamed into place, one
+at a time and in order, so a crash mid-write leaves the previous autosave whole.
 
 Files — one per running copy of the app, each remembering its original file:
 
@@ -18,19 +24,22 @@ The file functions need no Qt; `Recovery` is the main window's part (timer and p
 from __future__ import annotations
 
 import contextlib
+import copy
 import json
 import os
 import re
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QDateTime, QTimer
+import numpy as np
+from PySide6.QtCore import QDateTime, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from mha_gui.engine.session import load_session, save_session
+from mha_gui.engine.session import atomic_write, load_session, session_to_dict
 from mha_gui.views.display_settings import qsettings
 
-AUTOSAVE_MS = 30000
+AUTOSAVE_MS = 3000  # after the last edit
 PREFIX = "mha-gui-autosave"
 LEGACY_NAME = f"{PREFIX}.json"  # before per-process names: treated as orphaned
 _NAME = re.compile(rf"^{PREFIX}-(\d+)\.json$")
@@ -124,6 +133,39 @@ def orphaned(folder: Path) -> list[Autosave]:
     return [a for _, a in found]
 
 
+class _NoParameters:
+    def as_dict(self) -> dict:
+        return {}
+
+
+def _rows(a: np.ndarray) -> list:
+    """`a.tolist()` one row at a time: other threads get the interpreter in between."""
+    return [_rows(row) for row in a] if a.ndim > 2 else [row.tolist() for row in a]
+
+
+def write_session_gently(session, path: Path) -> Path:
+    """What save_session writes (the same JSON), made row by row: for a worker thread."""
+    light = copy.copy(session)  # no validation, no copy of the arrays
+    light.params, light.mask = _NoParameters(), None
+    data = session_to_dict(light)
+    data["matrices"] = {k: _rows(v) for k, v in session.params.as_dict().items()}
+    if session.mask is not None:
+        data["mask"] = _rows(session.mask)
+    parts = json.JSONEncoder(indent=1, allow_nan=False).iterencode(data)
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as f:
+            for part in parts:
+                f.write(part)
+            f.write("\n")
+
+    return atomic_write(path, write)
+
+
+class _Reporter(QObject):
+    failed = Signal(str)  # from the writer thread, queued to the window
+
+
 def autosave_folder() -> Path:
     """Beside the settings file (so tests, which move the settings, never touch home)."""
     return Path(qsettings().fileName()).parent
@@ -140,35 +182,69 @@ class Recovery:
     `offer_recovery()`."""
 
     def start_autosave(self) -> None:
+        # one countdown, restarted by every edit, undo and redo: written AUTOSAVE_MS
+        # after the last one
         self._autosave_timer = QTimer(self)
+        self._autosave_timer.setSingleShot(True)
         self._autosave_timer.setInterval(AUTOSAVE_MS)
-        self._autosave_timer.timeout.connect(self.autosave)
-        self._autosave_timer.start()
+        self._autosave_timer.timeout.connect(self.autosave_in_background)
+        self.document.undo_stack.indexChanged.connect(lambda _index: self._autosave_timer.start())
         self.document.fileStateChanged.connect(self._drop_autosave_if_clean)
+        self._autosave_writer = ThreadPoolExecutor(1, thread_name_prefix="mha-gui-autosave")
+        self._autosave_pending: Future | None = None
+        self._autosave_reporter = _Reporter(self)
+        self._autosave_reporter.failed.connect(self.show_message)
 
     def stop_autosave(self) -> None:
         """The work is saved or discarded: no more autosaves, and this one goes."""
         self._autosave_timer.stop()
+        self._autosave_writer.shutdown(wait=True)  # a write under way ends first
         self._drop_autosave()
 
+    def autosave_in_background(self) -> Future | None:
+        """Copy the numbers now and write them on the autosave thread (the window goes on).
+
+        Writes run one at a time, in order; the returned future ends when this one is
+        on disk."""
+        if not self.document.is_modified:
+            return None
+        snapshot, origin, path = self.document.snapshot(), self.document.path, autosave_path()
+        reporter = self._autosave_reporter
+
+        def write() -> Path | None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                write_origin(path, origin)
+                return write_session_gently(snapshot, path)
+            except (OSError, ValueError) as exc:
+                reporter.failed.emit(f"Autosave failed: {exc}")
+                return None
+
+        try:
+            self._autosave_pending = self._autosave_writer.submit(write)
+        except RuntimeError:  # shut down: the window is closing
+            return None
+        return self._autosave_pending
+
+    def wait_for_autosave(self) -> None:
+        """Until the autosave thread has written everything asked of it (tests, close)."""
+        pending = self._autosave_pending
+        if pending is not None:
+            pending.result()
+
     def autosave(self) -> Path | None:
-        """Write unsaved work beside the settings, so a crash loses at most a few seconds.
+        """Write unsaved work beside the settings now (waiting for it), so a crash loses
+        at most a few seconds. None if there is nothing unsaved or the write failed.
 
         The file name carries this process's id (two running copies never share one) and
         a small `.origin` file beside it remembers which file the work belongs to.
         """
-        if not self.document.is_modified:
-            return None
-        path = autosave_path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_origin(path, self.document.path)
-            return save_session(self.document.snapshot(), path)
-        except (OSError, ValueError) as exc:
-            self.show_message(f"Autosave failed: {exc}")
-            return None
+        pending = self.autosave_in_background()
+        return None if pending is None else pending.result()
 
     def _drop_autosave(self) -> None:
+        self._autosave_timer.stop()
+        self.wait_for_autosave()  # or a write finishing later would bring it back
         Autosave(autosave_path(), os.getpid(), None).remove()
 
     def _drop_autosave_if_clean(self) -> None:
