@@ -173,6 +173,8 @@ class Recompute:
         self.busy = False
         value, error = job.result
         if job.on_done is not self._recomputed:
+            # a view's preparation: the edits made meanwhile are now the engine's to do
+            self._apply_queued()
             if error is not None:
                 self.computeFailed.emit(str(error))
             else:
@@ -181,6 +183,15 @@ class Recompute:
             self._next_job()
             return
         self._recomputed(value, error)
+
+    def _apply_queued(self) -> None:
+        """The marks and resets of edits made while a job ran, given to the engine."""
+        for item in self._queued:
+            if item[0] == "mark":
+                self._engine.mark(item[1], item[2])
+            else:
+                self._engine.reset(item[1])
+        self._queued.clear()
 
     def _next_job(self) -> None:
         if self.busy:
@@ -192,12 +203,7 @@ class Recompute:
 
     def _recomputed(self, heads, error=None) -> None:
         self._engine.session = self.session
-        for item in self._queued:
-            if item[0] == "mark":
-                self._engine.mark(item[1], item[2])
-            else:
-                self._engine.reset(item[1])
-        self._queued.clear()
+        self._apply_queued()
         if error is not None:
             self._engine.reset(self.session)  # start over from scratch next time
             self.computeFailed.emit(str(error))

@@ -14,7 +14,14 @@ from pathlib import Path
 
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QPainter
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QToolTip, QWidget
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QMenu,
+    QMessageBox,
+    QToolTip,
+    QWidget,
+)
 
 from mha_gui import theme
 from mha_gui.engine.session import atomic_write
@@ -60,8 +67,25 @@ class DrawingWidget(QWidget):
         raise NotImplementedError
 
     def refresh(self, *_args) -> None:
-        """Schedule a rebuild (connect document signals here)."""
+        """Schedule a rebuild (connect document signals here). In a window's hidden
+        dock, nothing is drawn until the dock is shown (a 2048-token layer's drawing
+        costs ~0.5 s, which a hidden view has no reason to spend)."""
+        if self._in_hidden_dock():
+            self._stale = True
+            return
         self._timer.start()
+
+    def _in_hidden_dock(self) -> bool:
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QDockWidget):
+            parent = parent.parentWidget()
+        return parent is not None and parent.isHidden()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if getattr(self, "_stale", False):
+            self._stale = False
+            self._timer.start()
 
     def follow(self, signals: tuple[str, ...], settings=None) -> None:
         """Rebuild after each of the document's `signals` (names, e.g. NUMBER_SIGNALS) and
@@ -89,6 +113,9 @@ class DrawingWidget(QWidget):
 
     # ----------------------------------------------------------------- painting ---
     def _rebuild(self) -> None:
+        if self._in_hidden_dock():
+            self._stale = True  # hidden in a dock meanwhile: drawn when shown
+            return
         self.rebuild_count += 1
         before = None if self.drawing is None else (self.drawing.width, self.drawing.height)
         self.drawing = self.make_drawing()
