@@ -42,8 +42,12 @@ from mha_gui.views.stage_scene import (
     Group,
     StageScene,
     TitleFitter,
+    fit_canvas,
     grid_columns,
     grid_fits,
+    group_min_width,
+    make_readable,
+    scroll_holder,
     stage_groups,
 )
 from mha_gui.views.stage_titles import StageTitles
@@ -87,6 +91,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
 
         self._rebuild_timer = self._single_shot(self.rebuild)
         self._relayout_timer = self._single_shot(self._relayout)
+        # titles and axes know their sizes once laid out: the scroll area's room then
+        self._fit_timer = self._single_shot(lambda: fit_canvas(self.scene))
 
         document.traceChanged.connect(self._on_trace)
         document.shapeChanged.connect(self._schedule_rebuild)
@@ -168,6 +174,12 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
     def _groups(self) -> list[Group]:
         return stage_groups(self.document.view.stage, self.document.config)
 
+    def _fits(self, cols: int) -> bool:
+        """Is a grid of `cols` columns still right for the view's size?"""
+        groups = self._groups()
+        room = group_min_width(groups, self.document.config, self.document.tokens, self._zoom)
+        return grid_fits(groups, cols, self.width(), self.height(), room)
+
     def _schedule_rebuild(self) -> None:
         self._rebuild_timer.start()
 
@@ -186,7 +198,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
 
     def _relayout(self) -> None:
         """The current stage again, in a grid that fits the new size (others are kept)."""
-        if not grid_fits(self._groups(), self.scene.grid_cols, self.width(), self.height()):
+        if not self._fits(self.scene.grid_cols):
             self._clear_scene()
             self._build()
 
@@ -195,20 +207,21 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         it while pyqtgraph still has events queued for it crashes)."""
         canvas = self.scene.canvas
         canvas.clear()
-        self.scene = StageScene(self.document.view.stage, canvas)
+        self.scene = StageScene(self.document.view.stage, canvas, self.scene.holder)
 
     def _new_scene(self) -> StageScene:
         canvas = pg.GraphicsLayoutWidget()
         canvas.setObjectName("attentionCanvas")
         canvas.ci.setContentsMargins(6, 6, 6, 6)
-        self._stack.addWidget(canvas)
-        self._stack.setCurrentWidget(canvas)
-        return StageScene(self.document.view.stage, canvas)
+        holder = scroll_holder(canvas)
+        self._stack.addWidget(holder)
+        self._stack.setCurrentWidget(holder)
+        return StageScene(self.document.view.stage, canvas, holder)
 
     def _discard(self, scene: StageScene) -> None:
-        self._stack.removeWidget(scene.canvas)
+        self._stack.removeWidget(scene.holder)
         scene.canvas.clear()
-        scene.canvas.deleteLater()
+        scene.holder.deleteLater()
 
     def _switch_stage(self) -> None:
         """Show the current stage: its kept canvas brought up to date, or a new one."""
@@ -221,13 +234,11 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             return
         self._scenes[self.scene.stage] = self.scene
         kept = self._scenes.pop(stage, None)
-        if kept is not None and grid_fits(
-            self._groups(), kept.grid_cols, self.width(), self.height()
-        ):
+        if kept is not None and self._fits(kept.grid_cols):
             self.scene = kept
-            self._stack.setCurrentWidget(kept.canvas)
-            if kept.canvas.geometry() != self.rect():
-                kept.canvas.setGeometry(self.rect())
+            self._stack.setCurrentWidget(kept.holder)
+            if kept.holder.geometry() != self.rect():
+                kept.holder.setGeometry(self.rect())
             if kept.relabel:
                 kept.relabel = False
                 self._relabel()
@@ -235,6 +246,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
                 pending, kept.pending = kept.pending, None
                 self._update_all(*pending)
             self._update_highlights()
+            self._fit_timer.start()
         else:
             if kept is not None:
                 self._discard(kept)
@@ -257,7 +269,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         scene.canvas.setBackground(pal.background)
         plan = PLANS[self.stage_name]
         groups = self._groups()
-        ncols = grid_columns(groups, self.width(), self.height())
+        room = group_min_width(groups, c, doc.tokens, self._zoom)
+        ncols = grid_columns(groups, self.width(), self.height(), group_width=room)
         scene.grid_cols = ncols
         nrows = math.ceil(len(groups) / ncols)
         lut = theme.colormap_for(plan.color, self._colormap)
@@ -300,6 +313,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
                     style = {"color": pal.muted, "font-size": self._pt(9)}
                     plot.setLabel("left", "query", **style)
                     plot.setLabel("bottom", "key", **style)
+                make_readable(panel)
                 scene.panels[(kind, group.head)] = panel
                 if self._cell_filter is not None:
                     self._apply_filter(panel, kind, group.head)
@@ -320,6 +334,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         self._relabel()
         self._update_all()
         self._update_highlights()
+        fit_canvas(scene)
+        self._fit_timer.start()
 
     # ------------------------------------------------------------------ content ---
     def _matrix(self, kind: str, head: int | None):
@@ -437,13 +453,14 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         super().resizeEvent(event)
         if not self.panels:
             return
-        if not grid_fits(self._groups(), self.scene.grid_cols, self.width(), self.height()):
+        if not self._fits(self.scene.grid_cols):
             self._relayout_timer.start()  # this stage only: the others are checked when shown
         else:
             for title in self.titles.values():
                 title.fit()
             self.scene.primed = set()
             self._update_highlights()  # titles go on one or two lines to fit
+            self._fit_timer.start()
 
 
 def _depends(kind: str, head: int, heads, contributions) -> bool:

@@ -11,8 +11,9 @@ import math
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
+from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QTextDocument
-from PySide6.QtWidgets import QGraphicsRectItem
+from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QScrollArea
 
 from mha_gui.engine.stage_panels import KINDS, panel_keys
 from mha_gui.views.heatmap_panel import HeatmapPanel
@@ -23,6 +24,31 @@ from mha_gui.views.plot_items import ColorBar, TitleLabel
 # layer; at n=512 the two or three stages visited last.
 SCENE_CELLS = 8_000_000
 ALL = None  # "everything changed" in a pending change
+# Readable at any zoom: a cell is drawn at least MIN_CELL_PX high and wide while its
+# matrix has at most READABLE_CELLS rows (columns); a larger matrix gets the room of
+# READABLE_CELLS cells (and a reduced image). When the grid needs more room than the
+# view has, it scrolls instead of shrinking the panels to slivers.
+MIN_CELL_PX = 14
+READABLE_CELLS = 16
+AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
+TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
+
+
+def min_side(count: int) -> int:
+    """The smallest side in pixels of a panel with `count` rows (or columns)."""
+    return MIN_CELL_PX * min(count, READABLE_CELLS)
+
+
+def scroll_holder(canvas) -> QScrollArea:
+    """The scroll area a stage's canvas sits in (it scrolls when the grid needs more
+    room than the view has)."""
+    holder = QScrollArea()
+    holder.setObjectName("attentionScroll")
+    holder.setWidgetResizable(True)
+    holder.setFrameShape(QFrame.Shape.NoFrame)
+    holder.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    holder.setWidget(canvas)
+    return holder
 
 
 @dataclass
@@ -42,6 +68,32 @@ def stage_groups(stage: int, config) -> list[Group]:
     return [Group(head, tuple(kinds)) for head, kinds in by_head.items()]
 
 
+def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
+    """The pixels the widest group needs side by side at readable cells (with axes)."""
+    axis = round(AXIS_PX * zoom)
+
+    def part(kind: str, titled: bool) -> int:
+        side = min_side(len(KINDS[kind].columns(config, tokens))) + axis
+        return max(side, round(TITLE_PX * zoom)) if titled else side
+
+    return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
+
+
+def make_readable(panel: HeatmapPanel) -> None:
+    """Give a panel's view box the room of readable cells (min_side of its shape)."""
+    vb = panel.plot.getViewBox()
+    vb.setMinimumHeight(min_side(panel.rows))
+    vb.setMinimumWidth(min_side(panel.cols))
+
+
+def fit_canvas(scene: StageScene) -> None:
+    """The canvas asks its scroll area for the room its grid needs at least."""
+    hint = scene.canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+    size = QSize(math.ceil(hint.width()) + 4, math.ceil(hint.height()) + 4)
+    if scene.canvas.minimumSize() != size:
+        scene.canvas.setMinimumSize(size)
+
+
 def group_is_layer(group: Group) -> bool:
     return KINDS[group.kinds[0]].per is None
 
@@ -52,6 +104,7 @@ class StageScene:
 
     stage: int
     canvas: pg.GraphicsLayoutWidget
+    holder: QScrollArea | None = None  # the scroll area around the canvas
     panels: dict[tuple[str, int], HeatmapPanel] = field(default_factory=dict)
     titles: dict[int, TitleLabel] = field(default_factory=dict)
     colorbar: ColorBar | None = None
@@ -83,22 +136,30 @@ class StageScene:
             self.pending[1].update(contributions)
 
 
-def grid_columns(groups: list[Group], width: int, height: int, stretch: float = 1.0) -> int:
-    """Columns of the head grid that keep panels closest to square for this size."""
+def grid_columns(
+    groups: list[Group], width: int, height: int, stretch: float = 1.0, group_width: int = 0
+) -> int:
+    """Columns of the head grid that keep panels closest to square for this size, and
+    no more than fit side by side when each group needs `group_width` pixels (the grid
+    then scrolls down rather than sideways)."""
     count = len(groups)
     parts = max(len(g.kinds) for g in groups)
     w, h = max(width, 320), max(height, 240)
     cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) * stretch / parts))))
+    if group_width > 0:
+        cols = max(1, min(cols, w // group_width))
     rows = math.ceil(count / cols)
     return math.ceil(count / rows)
 
 
-def grid_fits(groups: list[Group], cols: int, width: int, height: int) -> bool:
+def grid_fits(
+    groups: list[Group], cols: int, width: int, height: int, group_width: int = 0
+) -> bool:
     """Is a grid of `cols` columns still right for this size? Within 15 % of the aspect
     ratio it is: the stage bar's height changes from stage to stage, and a grid that
     flipped with it would rebuild every panel twice per stage switch."""
-    low = grid_columns(groups, width, height, 1 / 1.15)
-    return low <= cols <= grid_columns(groups, width, height, 1.15)
+    low = grid_columns(groups, width, height, 1 / 1.15, group_width)
+    return low <= cols <= grid_columns(groups, width, height, 1.15, group_width)
 
 
 class TitleFitter:
