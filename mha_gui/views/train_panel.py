@@ -147,16 +147,24 @@ class TrainPanel(TrainLayout, QWidget):
             target = np.zeros_like(blocked, dtype=float)
         self.target_grid.editable = self.target.currentData() == "painted"
         self.target_grid.set_matrix(target, blocked, self.document.tokens)
-        if self.trainer is None:
-            self.now_grid.set_matrix(self._weights_now(), blocked, self.document.tokens)
+        self._trace_changed()
 
     def _trace_changed(self, *_args) -> None:
-        if self.trainer is None and not self.document.busy:
-            self.now_grid.set_matrix(self._weights_now(), self._blocked(), self.document.tokens)
+        """The head's weights now, when no run draws them (only while the panel shows)."""
+        if self.trainer is None and self.isVisible() and not self.document.busy:
+            weights = self._weights_now()
+            if weights.shape[0] == self.document.config.n:
+                self.now_grid.set_matrix(weights, self._blocked(), self.document.tokens)
+
+    def showEvent(self, event):
+        super().showEvent(event)
+        self._trace_changed()
 
     def _weights_now(self) -> np.ndarray:
-        trace = self.document.trace()
-        return np.array(trace.weights[min(self.head_index(), trace.weights.shape[0] - 1)])
+        """Head i's A_i as last computed: never waits for (or forces) a recompute; the
+        traceChanged that follows an edit brings the new one."""
+        weights = self.document.frozen_data().trace().weights
+        return np.array(weights[min(self.head_index(), weights.shape[0] - 1)])
 
     def _paint(self, r: int, c: int) -> None:
         self._painted[r, c] = 0.0 if self._painted[r, c] > 0 else 1.0
