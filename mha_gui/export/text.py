@@ -119,6 +119,18 @@ def draw_rich_wrapped(
     return doc.size().height()
 
 
+def wrapped_height(text: str, px: float, width: float) -> float:
+    """The height `draw_rich_wrapped` takes for `text` at `width` (measured on a QPicture)."""
+    from PySide6.QtGui import QPainter, QPicture
+
+    picture = QPicture()
+    painter = QPainter(picture)
+    try:
+        return draw_rich_wrapped(painter, 0, 0, width, text, px, "#000000")
+    finally:
+        painter.end()
+
+
 def _elide(text: str, px: float, width: float, bold: bool = False) -> str:
     if text_width(text, px, bold) <= width:
         return text

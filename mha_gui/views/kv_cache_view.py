@@ -20,17 +20,16 @@ from mha_gui.engine.config import Config
 from mha_gui.engine.numbers import sub
 from mha_gui.engine.stats import KvVariant, kv_variants
 from mha_gui.export.drawing import FigureOptions
+from mha_gui.export.primitives import begin_paint, make_pen, paint_text
 from mha_gui.export.text import (
     _qcolor,
     draw_rich,
     draw_rich_wrapped,
     ensure_app,
-    make_font,
     rich_width,
     text_width,
+    wrapped_height,
 )
-from mha_gui.views.contribution_view import wrapped_height as _wrapped_height
-from mha_gui.views.display_options import bind_display
 from mha_gui.views.drawing_widget import DrawingWidget
 from mha_gui.views.registry import ViewSpec, register_view
 
@@ -149,11 +148,11 @@ class KvCacheDrawing:
         self.width = max(right, m + min(text_w, width - 2 * m)) + m
         self.text_w = self.width - 2 * m  # subtitle and notes wrap to it
         self.subtitle_y = m + TITLE_PX * 1.5
-        self.subtitle_h = _wrapped_height(self.subtitle, NOTE_PX, self.text_w)
+        self.subtitle_h = wrapped_height(self.subtitle, NOTE_PX, self.text_w)
         self.header_y = self.subtitle_y + self.subtitle_h + 18
         self.rows_y = self.header_y + HEAD_PX * 1.8 + 6
         self.notes_y = self.rows_y + len(self.variants) * ROW_H + 14
-        self.note_h = [_wrapped_height(t, NOTE_PX, self.text_w) for t in self.notes]
+        self.note_h = [wrapped_height(t, NOTE_PX, self.text_w) for t in self.notes]
         self.height = self.notes_y + sum(self.note_h) + 4 * len(self.notes) + m
 
     def _cache_label(self, v: KvVariant) -> str:
@@ -184,14 +183,10 @@ class KvCacheDrawing:
 
     # -------------------------------------------------------------- painting --------
     def paint(self, painter, theme_name: str, colormap: str) -> None:
-        from PySide6.QtCore import QPointF, QRectF
-        from PySide6.QtGui import QPen
+        from PySide6.QtCore import QPointF
 
         pal = theme.palette(theme_name)
-        painter.save()
-        painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
-        painter.setRenderHint(painter.RenderHint.Antialiasing, True)
-        painter.fillRect(QRectF(0, 0, self.width, self.height), _qcolor(pal.background))
+        begin_paint(painter, self, pal)
         m = self.margin
         draw_rich(painter, m, m, self.title, TITLE_PX, pal.text, True)
         draw_rich_wrapped(
@@ -202,9 +197,7 @@ class KvCacheDrawing:
             room = stop - x - 10  # a header shrinks rather than run into the next one
             px = min(HEAD_PX, HEAD_PX * room / max(1.0, rich_width(text, HEAD_PX, True)))
             draw_rich(painter, x, self.header_y, text, px, pal.text, True)
-        pen = QPen(_qcolor(pal.grid))
-        pen.setWidthF(1.0)
-        painter.setPen(pen)
+        painter.setPen(make_pen(pal.grid))
         line_y = self.rows_y - 4
         painter.drawLine(QPointF(m, line_y), QPointF(self.width - m, line_y))
         for k, v in enumerate(self.variants):
@@ -231,13 +224,10 @@ class KvCacheDrawing:
             painter.setPen(pen)
             painter.drawRoundedRect(rect, 6, 6)
         # label
-        painter.setFont(make_font(LABEL_PX + 3, True))
-        painter.setPen(_qcolor(pal.text))
-        painter.drawText(
-            QRectF(self.x_label, y + 10, self.label_w - 10, 26),
-            Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-            v.variant,
-        )
+        paint_text(
+            painter, self.x_label, y + 10, self.label_w - 10, 26, v.variant, LABEL_PX + 3,
+            pal.text, bold=True,
+        )  # fmt: skip
         draw_rich(painter, self.x_label, y + 38, f"h_kv = {v.h_kv}", LABEL_PX, pal.muted)
         if v.current:
             draw_rich(painter, self.x_label, y + 58, "this layer", NOTE_PX, pal.text, True)
@@ -262,13 +252,10 @@ class KvCacheDrawing:
                 painter.setPen(pen)
                 painter.setBrush(Qt.BrushStyle.NoBrush)
                 painter.drawRect(QRectF(x + 1, by + 1, max(0.0, length - 2), bar_h - 2))
-            painter.setFont(make_font(NUMBER_PX, v.current))
-            painter.setPen(_qcolor(pal.text))
-            painter.drawText(
-                QRectF(x + length + 6, by - 4, 400, bar_h + 8),
-                Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
-                text,
-            )
+            paint_text(
+                painter, x + length + 6, by - 4, 400, bar_h + 8, text, NUMBER_PX, pal.text,
+                bold=v.current,
+            )  # fmt: skip
 
     def _paint_diagram(self, painter, pal, theme_name, y: float, v: KvVariant) -> None:
         from PySide6.QtCore import QLineF, QRectF
@@ -301,9 +288,10 @@ class KvCacheDrawing:
             painter.drawRoundedRect(box, 3, 3)
             label = kv_name(g) if text_width(kv_name(g), 11, True) < box_w - 2 else str(g)
             if text_width(label, 11, True) < box_w - 2:
-                painter.setFont(make_font(11, True))
-                painter.setPen(_qcolor(pal.background))
-                painter.drawText(box, Qt.AlignmentFlag.AlignCenter, label)
+                paint_text(
+                    painter, box.x(), box.y(), box.width(), box.height(), label, 11,
+                    pal.background, Qt.AlignmentFlag.AlignCenter, True,
+                )  # fmt: skip
         for i in range(h):
             qx = self.x_diagram + (i + 0.5) * slot
             painter.fillRect(QRectF(qx - s / 2, q_y, s, s), _qcolor(theme.head_color(i)))
@@ -320,10 +308,7 @@ class KvCacheView(DrawingWidget):
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
         self.setObjectName("kvCacheView")
-        document.configChanged.connect(self.refresh)
-        document.shapeChanged.connect(self.refresh)
-        if settings is not None:
-            bind_display(self, settings)
+        self.follow(("configChanged", "shapeChanged"), settings)
 
     def make_drawing(self) -> KvCacheDrawing:
         """Laid out for this widget's width (at the zoom): stacked bars in a narrow dock."""
