@@ -5,17 +5,10 @@ A student picks a head i and a target pattern T (n×n: "attend to the previous t
 attention rows. Only W_i^Q and the W_g^K of the head's key/value group g = g(i) move (and
 b_i^Q, b_g^K with biases): the values, W_O and X never change.
 
-The loss, exactly (so it can be checked by hand)::
-
-    T̂[j,:] = T[j,:] / Σ_k T[j,k]                  rows normalised
-    R      = {j : Σ_k T[j,k] > 0}                 rows that ask for something
-    loss   = −(1/|R|) Σ_{j∈R} Σ_k T̂[j,k] · log A_i[j,k]
-
-Its gradient with respect to the scores is the familiar "prediction minus target":
-∂loss/∂S_i[j,:] = (A_i[j,:] − T̂[j,:]) / |R| for j in R (zero for the other rows), and it
-flows back through S_i = scale · Q_i K_gᵀ, Q_i = X W_i^Q + b_i^Q, K_g = X W_g^K + b_g^K.
-The smallest possible loss is the entropy of T̂'s rows (0 for one-hot rows), reached only
-in the limit of infinitely sharp scores: `Trainer.floor` holds it.
+The loss is the mean cross-entropy of T's normalised rows against A_i's rows; its exact
+formula and gradients are in engine/training_loss.py. The smallest possible loss is the
+entropy of T's rows (0 for one-hot rows), reached only in the limit of infinitely sharp
+scores: `Trainer.floor` holds it.
 
 Something the gradients teach: **without RoPE the key bias b_g^K gets a zero gradient,
 whatever the numbers and the target.** It adds q_j · b_g^K · scale to every score of row
@@ -25,7 +18,10 @@ bias b^Q, by contrast, does matter: it is dotted with different keys). With RoPE
 bias is rotated differently at every position, so it is no longer a per-row constant and
 its gradient is generally not zero.
 
-Pure functions and small state objects, for the window's train panel and `mha-gui train`:
+The module is split by job: the targets are engine/training_targets.py, the loss and its
+gradients engine/training_loss.py (both re-exported here), the optimisers, the plateau
+rule and the Trainer this module. Pure functions and small state objects, for the
+window's train panel and `mha-gui train`:
 
     target = make_target("previous", n, blocked)           # or load_target("t.npy", …)
     loss, grads = attention_loss(session, head, target)    # grads keyed like parameters
@@ -40,16 +36,21 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine import rope
-from mha_gui.engine.forward import blocked_positions
 from mha_gui.engine.parameters import VALUE_LIMIT, Parameters
 from mha_gui.engine.session import Session
+from mha_gui.engine.training_loss import HeadProblem, attention_loss, check_head
+from mha_gui.engine.training_targets import (
+    TARGET_KINDS,
+    check_target,
+    load_target,
+    make_target,
+    session_blocked,
+    target_floor,
+)
 
-TARGET_KINDS = ("previous", "first", "self", "uniform", "token")
 OPTIMIZERS = ("adam", "sgd")
 DEFAULT_OPTIMIZER = "adam"
 DEFAULT_LR = {"adam": 0.05, "sgd": 0.5}  # up to d_model = 16: see default_lr
@@ -72,256 +73,6 @@ PLATEAU_HINT = (
 
 class TrainingDiverged(ValueError):
     """The last step would have made a parameter infinite or larger than VALUE_LIMIT."""
-
-
-# ------------------------------------------------------------------ targets --------
-def session_blocked(session: Session) -> np.ndarray:
-    """The session's blocked (query, key) pairs: its extra mask OR the causal mask."""
-    return blocked_positions(session.config.n, session.mask, session.config.causal)
-
-
-def check_target(target, blocked: np.ndarray) -> np.ndarray:
-    """`target` as a float64 n×n array, or a ValueError saying in one sentence what is wrong.
-
-    Entries must be finite and ≥ 0, not all zero, and 0 wherever `blocked` is True (a
-    head cannot attend there, so asking for it can never be learned).
-    """
-    n = blocked.shape[0]
-    try:
-        t = np.asarray(target, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("the target must be an n×n array of numbers") from None
-    if t.shape != (n, n):
-        raise ValueError(
-            f"the target has shape {t.shape} but this layer has n={n}: it needs ({n}, {n})"
-        )
-    if not np.all(np.isfinite(t)):
-        r, k = (int(v) for v in np.argwhere(~np.isfinite(t))[0])
-        raise ValueError(f"target[{r},{k}] is {t[r, k]}: every entry must be a finite number")
-    if np.any(t < 0):
-        r, k = (int(v) for v in np.argwhere(t < 0)[0])
-        raise ValueError(f"target[{r},{k}] is {t[r, k]:g}: weights cannot be negative")
-    if not np.any(t > 0):
-        raise ValueError("the target is all zeros: give at least one row something to attend to")
-    bad = (t > 0) & blocked
-    if bad.any():
-        r, k = (int(v) for v in np.argwhere(bad)[0])
-        raise ValueError(
-            f"target[{r},{k}] is {t[r, k]:g} but query {r} cannot see key {k} (blocked by "
-            f"the mask): a target must be 0 at blocked positions"
-        )
-    return t
-
-
-def make_target(kind: str, n: int, blocked: np.ndarray | None = None, token: int | None = None):
-    """A ready-made n×n target pattern (rows are one-hot unless "uniform").
-
-    "previous": query j → key j−1, query 0 → itself; "first": every query → key 0;
-    "self": the diagonal; "uniform": equal weight on every key the query may see;
-    "token": every query → key `token` (queries that cannot see it, e.g. earlier ones under
-    a causal mask, are left out: their row is 0). `blocked` (n×n bool, True = blocked)
-    defaults to nothing blocked; asking for a blocked pair is refused (ValueError).
-    """
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-        raise ValueError(f"n must be a whole number ≥ 1, got {n!r}")
-    blocked = np.zeros((n, n), dtype=bool) if blocked is None else np.asarray(blocked, bool)
-    t = np.zeros((n, n))
-    rows = np.arange(n)
-    if kind == "previous":
-        t[rows, np.maximum(rows - 1, 0)] = 1.0
-    elif kind == "first":
-        t[:, 0] = 1.0
-    elif kind == "self":
-        t[rows, rows] = 1.0
-    elif kind == "uniform":
-        t[~blocked] = 1.0
-    elif kind == "token":
-        if isinstance(token, bool) or not isinstance(token, numbers.Integral):
-            raise ValueError('the "token" target needs the index of the token to attend to')
-        if not 0 <= token < n:
-            raise ValueError(f"token {token} is out of range: this layer has tokens 0..{n - 1}")
-        t[:, token] = 1.0
-        t[blocked[:, token], token] = 0.0
-        if not t.any():
-            raise ValueError(f"no query may attend to token {token}: every one is blocked")
-    else:
-        raise ValueError(
-            f"unknown target {kind!r}; choose one of: {', '.join(TARGET_KINDS)} or a .npy file"
-        )
-    return check_target(t, blocked)
-
-
-def load_target(path, n: int, blocked: np.ndarray | None = None) -> np.ndarray:
-    """An n×n target from a .npy file (no pickles), checked like `check_target`."""
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"target file {str(p)!r} does not exist")
-    try:
-        data = np.load(p, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ValueError(f"{p.name} is not a readable .npy array ({exc})") from None
-    if not isinstance(data, np.ndarray):  # an .npz archive
-        raise ValueError(f"{p.name} holds several arrays: save one n×n array with np.save")
-    if data.dtype.kind not in "biuf":
-        raise ValueError(f"{p.name} holds {data.dtype} values: the target must hold numbers")
-    blocked = np.zeros((n, n), dtype=bool) if blocked is None else np.asarray(blocked, bool)
-    try:
-        return check_target(data, blocked)
-    except ValueError as exc:
-        raise ValueError(f"{p.name}: {exc}") from None
-
-
-def target_floor(target: np.ndarray) -> float:
-    """The smallest loss the target allows: the mean entropy of its normalised rows."""
-    t_hat, rows = _normalised(target)
-    p = t_hat[rows]
-    logs = np.log(np.where(p > 0, p, 1.0))
-    return float(-(p * logs).sum() / rows.sum()) + 0.0
-
-
-def _normalised(target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    sums = target.sum(axis=1)
-    rows = sums > 0
-    t_hat = np.zeros_like(target)
-    t_hat[rows] = target[rows] / sums[rows, None]
-    return t_hat, rows
-
-
-# --------------------------------------------------------------- loss and grads ----
-def _check_head(session: Session, head) -> int:
-    h = session.config.h
-    if isinstance(head, bool) or not isinstance(head, numbers.Integral) or not 0 <= head < h:
-        raise ValueError(f"head {head!r} is out of range: this layer has heads 0..{h - 1}")
-    return int(head)
-
-
-class _Rotation:
-    """RoPE of one layer as a linear map on (n, d_k) rows: `apply` rotates each row to its
-    position, `apply_transpose` is Rᵀ (the inverse rotation), which carries gradients back."""
-
-    def __init__(self, spec, n: int, d_k: int):
-        self.cos, self.sin = spec.tables(n, d_k)
-
-    def apply(self, x: np.ndarray) -> np.ndarray:
-        return rope.apply(x, self.cos, self.sin)
-
-    def apply_transpose(self, x: np.ndarray) -> np.ndarray:
-        return rope.apply(x, self.cos, -self.sin)
-
-
-def _rope_of(session: Session) -> _Rotation | None:
-    c = session.config
-    if not c.rope:
-        return None
-    return _Rotation(c.rope_spec, c.n, c.d_k)
-
-
-def _head_loss(x, wq, bq, wk, bk, scale, blocked, t_hat, rows, rotation):
-    """Loss and the gradients of (wq, bq, wk, bk) for one head, given its operands."""
-    q = x @ wq + (0.0 if bq is None else bq)
-    k = x @ wk + (0.0 if bk is None else bk)
-    qr, kr = (q, k) if rotation is None else (rotation.apply(q), rotation.apply(k))
-    s = scale * (qr @ kr.T)
-    s[blocked] = -np.inf
-    peak = s.max(axis=1, keepdims=True)
-    peak[~np.isfinite(peak)] = 0.0  # a row with every key blocked
-    e = np.exp(s - peak)
-    total = e.sum(axis=1, keepdims=True)
-    total[total == 0] = 1.0
-    a = e / total
-    log_a = np.where(blocked, 0.0, s - peak - np.log(total))
-    count = int(rows.sum())
-    loss = float(-(t_hat[rows] * log_a[rows]).sum() / count) + 0.0  # never print -0
-    ds = np.where(rows[:, None], a - t_hat, 0.0) / count
-    dqr = scale * (ds @ kr)
-    dkr = scale * (ds.T @ qr)
-    if rotation is None:
-        dq, dk = dqr, dkr
-    else:  # the rotation is linear: its gradient is the transposed rotation
-        dq, dk = rotation.apply_transpose(dqr), rotation.apply_transpose(dkr)
-    grads = {"W_Q": x.T @ dq, "W_K": x.T @ dk}
-    if bq is not None:
-        grads["b_Q"] = dq.sum(axis=0)
-        grads["b_K"] = dk.sum(axis=0)
-    return loss, grads, a
-
-
-@dataclass
-class _Problem:
-    """Everything fixed during a run: the operands that do not train and the target."""
-
-    head: int
-    group: int
-    x: np.ndarray
-    scale: float
-    blocked: np.ndarray
-    target: np.ndarray
-    t_hat: np.ndarray
-    rows: np.ndarray
-    rotation: _Rotation | None
-
-    @classmethod
-    def of(cls, session: Session, head, target) -> _Problem:
-        i = _check_head(session, head)
-        blocked = session_blocked(session)
-        t = check_target(target, blocked)
-        t_hat, rows = _normalised(t)
-        c = session.config
-        return cls(
-            i,
-            c.kv_group(i),
-            session.params.X,
-            c.effective_scale,
-            blocked,
-            t,
-            t_hat,
-            rows,
-            _rope_of(session),
-        )
-
-    def head_values(self, params: Parameters) -> dict[str, np.ndarray]:
-        """The trained slices (copies): W_Q[i], W_K[g] (and b_Q[i], b_K[g])."""
-        out = {"W_Q": params.W_Q[self.head].copy(), "W_K": params.W_K[self.group].copy()}
-        if params.b_Q is not None:
-            out["b_Q"] = params.b_Q[self.head].copy()
-            out["b_K"] = params.b_K[self.group].copy()
-        return out
-
-    def evaluate(self, values: dict[str, np.ndarray]):
-        return _head_loss(
-            self.x,
-            values["W_Q"],
-            values.get("b_Q"),
-            values["W_K"],
-            values.get("b_K"),
-            self.scale,
-            self.blocked,
-            self.t_hat,
-            self.rows,
-            self.rotation,
-        )
-
-    def index(self, name: str) -> int:
-        return self.head if name.endswith("Q") else self.group
-
-
-def attention_loss(session: Session, head: int, target) -> tuple[float, dict[str, np.ndarray]]:
-    """The issue-10 loss of head `head` against `target`, and its analytic gradients.
-
-    `grads` is keyed like the parameters — "W_Q", "W_K" and, with biases, "b_Q", "b_K" —
-    each the full parameter's shape, zero outside head `head` (W_Q, b_Q) and outside its
-    key/value group g(head) (W_K, b_K). grads["b_K"] is always zero without RoPE (see the
-    module docstring: softmax ignores a per-row constant). With GQA/MQA, W_g^K is shared:
-    changing it moves the other heads of the group too, though the loss sees only this one.
-    """
-    problem = _Problem.of(session, head, target)
-    loss, head_grads, _ = problem.evaluate(problem.head_values(session.params))
-    grads = {}
-    for name, g in head_grads.items():
-        full = np.zeros_like(getattr(session.params, name))
-        full[problem.index(name)] = g
-        grads[name] = full
-    return loss, grads
 
 
 # ----------------------------------------------------------------- optimisers -----
@@ -436,7 +187,7 @@ class Trainer:
         optimizer: str = DEFAULT_OPTIMIZER,
     ):
         self._session = session.copy()
-        self._problem = _Problem.of(self._session, head, target)
+        self._problem = HeadProblem.of(self._session, head, target)
         self.optimizer_name = _check_optimizer(optimizer)
         self.lr = default_lr(session.config, optimizer) if lr is None else _check_lr(lr)
         self._optimizer = make_optimizer(optimizer, self.lr)
@@ -547,7 +298,7 @@ def reinitialise_head(session: Session, head: int, seed: int) -> dict[str, np.nd
     preset; everything else is kept. Under GQA/MQA W_g^K is shared, so the other heads of
     the group change too. Apply the returned dict as one undo step.
     """
-    i = _check_head(session, head)
+    i = check_head(session, head)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"the seed must be a whole number ≥ 0, got {seed!r}")
     c = session.config
@@ -562,3 +313,30 @@ def reinitialise_head(session: Session, head: int, seed: int) -> dict[str, np.nd
         out["b_Q"][i] = np.round(rng.normal(0, 0.1, c.d_k), 2)
         out["b_K"][g] = np.round(rng.normal(0, 0.1, c.d_k), 2)
     return out
+
+
+__all__ = [
+    "DEFAULT_LR",
+    "DEFAULT_OPTIMIZER",
+    "DEFAULT_STEPS",
+    "OPTIMIZERS",
+    "PLATEAU_HINT",
+    "TARGET_KINDS",
+    "SGD",
+    "Adam",
+    "TrainResult",
+    "Trainer",
+    "TrainingDiverged",
+    "attention_loss",
+    "check_target",
+    "default_lr",
+    "is_plateau",
+    "load_target",
+    "make_optimizer",
+    "make_target",
+    "reinitialise_head",
+    "session_blocked",
+    "target_floor",
+    "train_steps",
+    "with_parameters",
+]
