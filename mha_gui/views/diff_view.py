@@ -19,7 +19,12 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 from mha_gui.engine.difference import shape_problem
 from mha_gui.engine.session import Session
 from mha_gui.export.difference import MessageDrawing, diff_view_drawing, difference_figure
-from mha_gui.views.drawing_widget import DrawingWidget, save_drawing_as
+from mha_gui.views.drawing_widget import (
+    NUMBER_SIGNALS,
+    DrawingWidget,
+    follow_numbers,
+    save_drawing_as,
+)
 from mha_gui.views.registry import ActionSpec, ViewSpec, register_action, register_view
 
 SHORTCUT = "Ctrl+Alt+P"
@@ -68,18 +73,6 @@ def pin_snapshot(document) -> SnapshotStore:
     return store
 
 
-def follow_numbers(document, slot) -> None:
-    """Call `slot` after every change of a number, the config, tokens or the mask."""
-    for signal in (
-        document.traceChanged,
-        document.configChanged,
-        document.shapeChanged,
-        document.tokensChanged,
-        document.maskChanged,
-    ):
-        signal.connect(slot)
-
-
 class DiffView(DrawingWidget):
     """now − snapshot for the current stage (dock `diffView`)."""
 
@@ -89,11 +82,7 @@ class DiffView(DrawingWidget):
         self.setMinimumHeight(240)  # readable when its dock first opens
         self.store = snapshot_store(document)
         self.store.changed.connect(self.refresh)
-        follow_numbers(document, self.refresh)
-        document.viewChanged.connect(self.refresh)
-        if settings is not None:
-            for name in ("theme", "colormap", "zoom", "show_values"):
-                settings.follow(name, getattr(self, f"set_{name}"))
+        self.follow((*NUMBER_SIGNALS, "viewChanged"), settings)
 
     # ------------------------------------------------------------------ drawing ----
     def message(self) -> str | None:
@@ -235,4 +224,11 @@ register_action(
     )
 )
 
-__all__ = ["DiffView", "SnapshotStore", "pin_snapshot", "save_drawing_as", "snapshot_store"]
+__all__ = [
+    "DiffView",
+    "SnapshotStore",
+    "follow_numbers",
+    "pin_snapshot",
+    "save_drawing_as",
+    "snapshot_store",
+]

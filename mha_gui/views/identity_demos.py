@@ -27,8 +27,7 @@ from PySide6.QtWidgets import (
 from mha_gui.engine import identities as ids
 from mha_gui.export.difference import MessageDrawing, change_text, identity_figure
 from mha_gui.export.text import rich_html
-from mha_gui.views.diff_view import follow_numbers, save_drawing_as
-from mha_gui.views.drawing_widget import DrawingWidget
+from mha_gui.views.drawing_widget import DrawingWidget, follow_numbers, save_drawing_as
 from mha_gui.views.registry import ActionSpec, register_action
 
 # name → (menu text, the sentence the window opens with)

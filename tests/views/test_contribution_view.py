@@ -20,14 +20,9 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 
 
 @pytest.fixture
-def view(qtbot):
+def view(show_widget):
     doc = Document(load_preset("gqa"))
-    v = ContributionView(doc)
-    qtbot.addWidget(v)
-    v.resize(900, 420)
-    v.show()
-    qtbot.waitExposed(v)
-    yield v
+    yield show_widget(ContributionView(doc), 900, 420)
     doc.deleteLater()
 
 

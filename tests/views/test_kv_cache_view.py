@@ -48,13 +48,9 @@ def test_group_text_names_who_shares_what():
     assert "each K/V head is read by 2 query heads" in texts[1]
 
 
-def test_the_widget_follows_the_configuration(qtbot):
+def test_the_widget_follows_the_configuration(qtbot, show_widget):
     doc = Document(load_preset("toy"))
-    view = KvCacheView(doc)
-    qtbot.addWidget(view)
-    view.resize(800, 400)
-    view.show()
-    qtbot.waitExposed(view)
+    view = show_widget(KvCacheView(doc), 800, 400)
     assert view.objectName() == "kvCacheView"
     qtbot.waitUntil(lambda: view.drawing is not None)
     assert [v.h_kv for v in view.drawing.variants] == [2, 1]
