@@ -9,6 +9,8 @@ it and `mha-gui export --model DIR --text ... --view model` writes it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mha_gui import theme
@@ -23,6 +25,7 @@ MIN_CELL, MAX_CELL = 48.0, 150.0
 LAYER_W = 72.0
 BAR_W, BAR_GAP = 16.0, 26.0
 TOKEN_W = 90.0  # the widest token label on the left axis
+BLOCK_GAP = 22.0  # between side-by-side columns of layer blocks
 VECTOR_CELLS = 200_000  # SVG/PDF draw every weight as a rectangle up to this many
 
 
@@ -60,38 +63,61 @@ class ModelGridDrawing:
             f"queries, columns = keys, one colour scale 0–1 · the model's own weights"
             + (" · click a map to open that layer with that head inspected" if hint else "")
         )
-        token_w = min(TOKEN_W, max(text_width(t, TOKEN_PX) for t in maps.tokens) + 6)
-        bottom_w = min(TOKEN_W, max(text_width(t, TOKEN_PX) for t in maps.tokens) + 8)
-        self.labels = True
-        for _ in range(2):  # with token labels, then without if the maps are too small
-            self.token_w = token_w if self.labels else 0.0
-            bottom = bottom_w if self.labels else 0.0
-            self.x0 = MARGIN + LAYER_W + self.token_w
-            side = self.x0 + BAR_GAP + BAR_W + 40 + MARGIN
-            cell = GRID_WIDTH / H - GAP
-            if fit is not None:
-                note_h = wrapped(None, 0, 0, fit[0] - 2 * MARGIN, self.note, NOTE_PX, "")
-                top = MARGIN + TITLE_PX * 1.6 + note_h + 10 + LABEL_PX * 1.8
-                cell = min((fit[0] - side) / H, (fit[1] - top - bottom - MARGIN) / L) - GAP
-            self.cell = max(MIN_CELL if fit is None else 24.0, min(MAX_CELL, cell))
-            if not self.labels or self.cell / n >= TOKEN_PX * 0.9:
-                break  # a token label fits one row of a map
-            self.labels = False
-        self.width = side + H * (self.cell + GAP)
+        widest = max(text_width(t, TOKEN_PX) for t in maps.tokens)
+        self.token_full, self.bottom_full = min(TOKEN_W, widest + 6), min(TOKEN_W, widest + 8)
+        if fit is None:
+            choices = [(1, True), (1, False)]
+        else:  # a wide, short dock: layers flow into side-by-side columns of blocks
+            choices = [(k, labels) for labels in (True, False) for k in range(1, L + 1)]
+        best = None
+        for k, labels in choices:
+            cell = self._cell(k, labels, fit)
+            readable = not labels or cell / n >= TOKEN_PX * 0.9  # a label fits a map row
+            if readable and (best is None or cell > best[0] + 0.5):
+                best = (cell, k, labels)
+            if fit is None and readable:
+                break
+        self.cell, self.columns, self.labels = best
+        self.per = math.ceil(L / self.columns)  # layers per column of blocks
+        self.token_w = self.token_full if self.labels else 0.0
+        bottom = self.bottom_full if self.labels else 0.0
+        self.block_w = LAYER_W + self.token_w + H * (self.cell + GAP) + BLOCK_GAP
+        self.width = 2 * MARGIN + self.columns * self.block_w + BAR_GAP + BAR_W + 40
         if fit is not None:  # the title and the note take the dock's whole width
             self.width = max(self.width, fit[0])
         self.width = max(self.width, text_width(self.title, TITLE_PX, True) + 2 * MARGIN)
         self.note_h = wrapped(None, 0, 0, self.width - 2 * MARGIN, self.note, NOTE_PX, "")
-        self.y0 = MARGIN + TITLE_PX * 1.6 + self.note_h + 10 + LABEL_PX * 1.8
-        self.height = self.y0 + L * (self.cell + GAP) + bottom + MARGIN
+        self.y0 = self._top(self.note_h)
+        self.height = self.y0 + self.per * (self.cell + GAP) + bottom + MARGIN
         self.description = (
             f"{info.summary()}; {n} tokens; layers {maps.layers[0]}–{maps.layers[-1]}"
         )
         self._images: dict[str, list] = {}
 
+    def _top(self, note_h: float) -> float:
+        return MARGIN + TITLE_PX * 1.6 + note_h + 10 + LABEL_PX * 1.8
+
+    def _cell(self, k: int, labels: bool, fit) -> float:
+        """The map size with `k` columns of layer blocks (with or without token labels)."""
+        L, H = len(self.maps.layers), self.maps.info.n_heads
+        fixed = LAYER_W + (self.token_full if labels else 0.0) + BLOCK_GAP
+        side = 2 * MARGIN + BAR_GAP + BAR_W + 40
+        if fit is None:
+            cell = GRID_WIDTH / H - GAP
+            return max(MIN_CELL, min(MAX_CELL, cell))
+        note_h = wrapped(None, 0, 0, fit[0] - 2 * MARGIN, self.note, NOTE_PX, "")
+        bottom = self.bottom_full if labels else 0.0
+        per = math.ceil(L / k)
+        across = (fit[0] - side - k * fixed) / (k * H)
+        down = (fit[1] - self._top(note_h) - bottom - MARGIN) / per
+        return max(20.0, min(MAX_CELL, min(across, down) - GAP))
+
     # ----------------------------------------------------------------- geometry ---
     def map_rect(self, row: int, head: int) -> tuple[float, float, float, float]:
-        return (self.x0 + head * (self.cell + GAP), self.y0 + row * (self.cell + GAP),
+        """Where layer number `row` (of maps.layers) and `head` are drawn."""
+        column, r = divmod(row, self.per)
+        left = MARGIN + column * self.block_w + LAYER_W + self.token_w
+        return (left + head * (self.cell + GAP), self.y0 + r * (self.cell + GAP),
                 self.cell, self.cell)  # fmt: skip
 
     def hit(self, x: float, y: float):
@@ -145,17 +171,20 @@ class ModelGridDrawing:
             painter.setRenderHint(painter.RenderHint.SmoothPixmapTransform, False)
             images = None if vector else self._map_images(colormap)
             lut = theme.colormap_for("weights", colormap)
-            for head in range(self.maps.info.n_heads):
-                left, top, w, _h = self.map_rect(0, head)
-                color = theme.head_text_color(head, theme_name)
-                bold = head == self.head
-                paint_text(painter, left, top - LABEL_PX * 1.7, w, LABEL_PX * 1.5,
-                           f"head {head}", LABEL_PX, color, Qt.AlignCenter, bold)  # fmt: skip
+            short = self.cell < text_width("head 00", LABEL_PX, True) + 4
+            for column in range(self.columns):
+                for head in range(self.maps.info.n_heads):
+                    left, top, w, _h = self.map_rect(column * self.per, head)
+                    color = theme.head_text_color(head, theme_name)
+                    paint_text(painter, left - GAP / 2, top - LABEL_PX * 1.7, w + GAP,
+                               LABEL_PX * 1.5, f"{'' if short else 'head '}{head}", LABEL_PX,
+                               color, Qt.AlignCenter, head == self.head)  # fmt: skip
             for row, layer in enumerate(self.maps.layers):
                 left, top, w, h = self.map_rect(row, 0)
                 mine = layer == self.layer
-                paint_text(painter, MARGIN, top, LAYER_W, h, f"layer {layer}", LABEL_PX,
-                           pal.text if mine else pal.muted, None, mine)  # fmt: skip
+                paint_text(painter, left - self.token_w - LAYER_W, top, LAYER_W, h,
+                           f"layer {layer}", LABEL_PX, pal.text if mine else pal.muted, None,
+                           mine)  # fmt: skip
                 if self.labels:
                     self._token_axis(painter, pal, left - self.token_w - 4, top, vertical=False)
                 for head in range(self.maps.info.n_heads):
@@ -168,10 +197,13 @@ class ModelGridDrawing:
                     if mine and head == self.head:
                         outline(painter, rect.adjusted(-2.5, -2.5, 2.5, 2.5), pal.highlight, 3.0)
             if self.labels:
-                last = len(self.maps.layers) - 1
-                for head in range(self.maps.info.n_heads):
-                    left, top, _w, h = self.map_rect(last, head)
-                    self._token_axis(painter, pal, left, top + h + 4, vertical=True)
+                L = len(self.maps.layers)
+                for column in range(self.columns):
+                    last = min(L, (column + 1) * self.per) - 1
+                    for head in range(self.maps.info.n_heads):
+                        left, _top, _w, _h = self.map_rect(last, head)
+                        bottom = self.y0 + self.per * (self.cell + GAP) - GAP
+                        self._token_axis(painter, pal, left, bottom + 4, vertical=True)
             self._bar(painter, pal, lut)
         finally:
             painter.restore()
@@ -224,9 +256,9 @@ class ModelGridDrawing:
     def _bar(self, painter, pal, lut) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        x = self.x0 + self.maps.info.n_heads * (self.cell + GAP) + BAR_GAP - GAP
+        x = MARGIN + self.columns * self.block_w - BLOCK_GAP + BAR_GAP - GAP
         y = self.y0
-        h = min(260.0, max(self.cell * 2, len(self.maps.layers) * (self.cell + GAP) - GAP))
+        h = min(260.0, max(self.cell * 2, self.per * (self.cell + GAP) - GAP))
         steps = 64
         for k in range(steps):
             rgb = theme.colors_for(np.array([1 - (k + 0.5) / steps]), (0.0, 1.0), lut)[0]

@@ -62,7 +62,14 @@ class ModelView(DrawingWidget):
     def make_drawing(self):
         origin = self.document.model_origin
         if origin is None:
-            return MessageDrawing("Model view: every layer × head", NO_MODEL)
+            source = self.document.session.source
+            text = NO_MODEL
+            if source:  # e.g. a saved session of a model's layer
+                text = (
+                    f"This session came from {source}, but the model's folder and sentence "
+                    f"are not open in this window. " + NO_MODEL.split(". ", 1)[1]
+                )
+            return MessageDrawing("Model view: every layer × head", text)
         key = _key(origin)
         if self.maps is not None and self.maps_key == key:
             fit = (max(self.width(), 480), max(self.height(), 320))

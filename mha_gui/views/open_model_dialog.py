@@ -69,7 +69,8 @@ class OpenModelDialog(QDialog):
         layout.addWidget(QLabel("Models in the local Hugging Face cache:", self))
         self.model_list = QListWidget(self)
         self.model_list.setObjectName("modelList")
-        self.model_list.setMinimumHeight(110)
+        self.model_list.setMinimumHeight(90)
+        self.model_list.setMaximumHeight(180)
         # selection, not the current item: focus alone makes an item current
         self.model_list.itemSelectionChanged.connect(self._on_item)
         layout.addWidget(self.model_list)
@@ -96,7 +97,9 @@ class OpenModelDialog(QDialog):
         layer_row = QHBoxLayout()
         layer_row.addWidget(self.layer)
         layer_row.addWidget(self.layer_of, 1)
-        form.addRow("&Layer", layer_row)
+        layer_label = QLabel("&Layer", self)
+        layer_label.setBuddy(self.layer)
+        form.addRow(layer_label, layer_row)
         self.sentence = QLineEdit(start_text, self)
         self.sentence.setObjectName("sentenceEdit")
         self.sentence.setPlaceholderText("a sentence to run the model on")
@@ -135,7 +138,7 @@ class OpenModelDialog(QDialog):
         self.token_ids.textChanged.connect(lambda _t: self._preview_timer.start())
         self.fill_models()
         self._show_info(None, "Choose a model in the list or a folder.")
-        self.resize(620, 480)
+        self.resize(640, 400)
 
     # ------------------------------------------------------------------ models ------
     def fill_models(self) -> None:

@@ -14,9 +14,7 @@ from mha_gui.export.latex import latex_formula, stage_document
 
 
 def _rope(session, **changes):
-    return dataclasses.replace(
-        session, config=session.config.with_changes(rope=True, **changes)
-    )
+    return dataclasses.replace(session, config=session.config.with_changes(rope=True, **changes))
 
 
 def test_rotated_panels_only_with_rope():

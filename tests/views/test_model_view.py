@@ -79,9 +79,13 @@ def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbo
     assert doc.matrix("X")[0, 0] == 3.0
     doc.undo_stack.setClean()
 
+    # a saved layer of a model (no folder known here): the view says where it came from
+    window.document.open_session(doc.snapshot())
+    qtbot.waitUntil(lambda: isinstance(view.drawing, MessageDrawing))
+    assert "came from gpt2 · layer 2 of 3" in view.drawing.text
     # another session, not from a model: the view says how to open one
     window.document.open_preset("toy")
-    qtbot.waitUntil(lambda: isinstance(view.drawing, MessageDrawing))
+    qtbot.waitUntil(lambda: "not a layer of a real model" in view.drawing.text)
 
 
 def test_a_failure_is_said_in_the_view(window, qtbot, tmp_path):
