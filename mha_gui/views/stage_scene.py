@@ -21,22 +21,24 @@ from mha_gui.views.plot_items import ColorBar, TitleLabel
 
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
-# layer; at n=512 the two or three stages visited last.
-SCENE_CELLS = 8_000_000
+# layer, and of an n = 512, 12-head layer (~14 M cells, ~170 MB): going back to a stage
+# costs a few milliseconds instead of building its panels again (~0.3–1 s at n = 512).
+SCENE_CELLS = 16_000_000
 ALL = None  # "everything changed" in a pending change
 # Readable at any zoom: a cell is drawn at least MIN_CELL_PX high and wide while its
-# matrix has at most READABLE_CELLS rows (columns); a larger matrix gets the room of
-# READABLE_CELLS cells (and a reduced image). When the grid needs more room than the
+# matrix has at most READABLE_CELLS rows (columns); a larger matrix is an overview (a
+# reduced image, exact values in tooltips) and gets at least LARGE_MIN_PX. When the grid needs more room than the
 # view has, it scrolls instead of shrinking the panels to slivers.
 MIN_CELL_PX = 14
 READABLE_CELLS = 16
+LARGE_MIN_PX = 64  # a larger matrix is an overview: this much room at least
 AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
 TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
 
 
 def min_side(count: int) -> int:
     """The smallest side in pixels of a panel with `count` rows (or columns)."""
-    return MIN_CELL_PX * min(count, READABLE_CELLS)
+    return MIN_CELL_PX * count if count <= READABLE_CELLS else LARGE_MIN_PX
 
 
 def scroll_holder(canvas) -> QScrollArea:
