@@ -26,6 +26,7 @@ from mha_gui.export.layout import (
     _tick_values,
     bar_label,
 )
+from mha_gui.export.primitives import make_pen
 from mha_gui.export.scene import Panel, PanelRow
 from mha_gui.export.text import _elide, _qcolor, draw_rich, make_font, rich_width, text_width
 
@@ -50,8 +51,7 @@ def paint_scene(
     """Paint the whole figure in logical units on an already scaled painter.
 
     `colormap` is one of `theme.COLORMAP_CHOICES` (default blue–white–red)."""
-    from PySide6.QtCore import QPointF, QRectF, Qt
-    from PySide6.QtGui import QBrush, QPen
+    from PySide6.QtCore import QRectF, Qt
 
     pal = theme.palette(theme_name)
     sc = layout.scene
@@ -104,12 +104,10 @@ def paint_scene(
             pal.text,
         )
     painter.restore()
-    del QBrush, QPen, QPointF
 
 
 def _paint_blocked_cell(painter, r, pal, cross: bool) -> None:
     from PySide6.QtCore import QLineF, Qt
-    from PySide6.QtGui import QPen
 
     painter.fillRect(r, _qcolor(pal.blocked))
     side = min(r.width(), r.height())
@@ -117,9 +115,7 @@ def _paint_blocked_cell(painter, r, pal, cross: bool) -> None:
         return
     painter.save()
     painter.setRenderHint(painter.RenderHint.Antialiasing, True)
-    pen = QPen(_qcolor(pal.hatch))
-    pen.setWidthF(max(0.6, side * 0.03))
-    painter.setPen(pen)
+    painter.setPen(make_pen(pal.hatch, max(0.6, side * 0.03)))
     # three diagonal hatch lines (↗), clipped by construction to the square cell
     x0, y0, s = r.left(), r.top(), side
     for f in (0.25, 0.5, 0.75):
@@ -137,7 +133,6 @@ def _paint_panel(
     painter, g: PanelGeom, row: PanelRow, pal, vector: bool, colormap=theme.DEFAULT_COLORMAP
 ) -> None:
     from PySide6.QtCore import QPointF, QRectF, Qt
-    from PySide6.QtGui import QPen
 
     p = g.panel
     nr, nc = p.matrix.shape
@@ -150,9 +145,7 @@ def _paint_panel(
         fx, fy, fw, fh = g.frame
         painter.save()
         painter.setRenderHint(painter.RenderHint.Antialiasing, True)
-        pen = QPen(_qcolor(theme.head_color(p.head)))
-        pen.setWidthF(3.0)
-        painter.setPen(pen)
+        painter.setPen(make_pen(theme.head_color(p.head), 3.0))
         painter.setBrush(_qcolor(pal.panel))
         painter.drawRoundedRect(QRectF(fx, fy, fw, fh), 8, 8)
         painter.restore()
@@ -255,9 +248,7 @@ def _paint_panel(
         painter.restore()
         if cell >= 12:  # thin separators make small matrices read like a table
             painter.save()
-            pen = QPen(_qcolor(pal.background))
-            pen.setWidthF(1.0)
-            painter.setPen(pen)
+            painter.setPen(make_pen(pal.background))
             for i in range(1, nr):
                 yy = g.y + i * cell
                 painter.drawLine(QPointF(g.x, yy), QPointF(g.x + nc * cell, yy))
@@ -279,17 +270,13 @@ def _paint_panel(
     # column-block separators (concat) and marked block
     if p.col_blocks:
         painter.save()
-        pen = QPen(_qcolor(pal.background))
-        pen.setWidthF(3.0)
-        painter.setPen(pen)
+        painter.setPen(make_pen(pal.background, 3.0))
         for start, _stop, _hd in p.col_blocks[1:]:
             xx = g.x + start * cell
             painter.drawLine(QPointF(xx, g.y - g.col_label_h - 22), QPointF(xx, g.y + nr * cell))
         if p.marked_block is not None and len(p.col_blocks) > 1:
             start, stop, hd = p.col_blocks[p.marked_block]
-            pen = QPen(_qcolor(theme.head_color(hd)))
-            pen.setWidthF(3.0)
-            painter.setPen(pen)
+            painter.setPen(make_pen(theme.head_color(hd), 3.0))
             painter.setBrush(Qt.NoBrush)
             painter.drawRect(
                 QRectF(
@@ -303,16 +290,12 @@ def _paint_panel(
 
     # outline
     painter.save()
-    pen = QPen(_qcolor(pal.grid))
-    pen.setWidthF(1.0)
-    painter.setPen(pen)
+    painter.setPen(make_pen(pal.grid))
     painter.setBrush(Qt.NoBrush)
     painter.drawRect(heat)
     # selected query row
     if p.query_row is not None and 0 <= p.query_row < nr:
-        pen = QPen(_qcolor(pal.highlight))
-        pen.setWidthF(max(2.0, min(3.5, cell * 0.12)))
-        painter.setPen(pen)
+        painter.setPen(make_pen(pal.highlight, max(2.0, min(3.5, cell * 0.12))))
         painter.drawRect(
             QRectF(g.x - 1, g.y + p.query_row * cell - 1, nc * cell + 2, max(cell, 2.0) + 2)
         )
@@ -321,7 +304,6 @@ def _paint_panel(
 
 def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> None:
     from PySide6.QtCore import QPointF, QRectF, Qt
-    from PySide6.QtGui import QPen
 
     row = b.row
     lut = theme.colormap_for(row.kind, colormap)
@@ -334,9 +316,7 @@ def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> Non
         rgb = theme.colors_for(np.array([v0]), row.levels, lut)[0]
         painter.fillRect(QRectF(b.x, b.y + h * k / steps, BAR_WIDTH, h / steps + 0.5), _qcolor(rgb))
     painter.save()
-    pen = QPen(_qcolor(pal.grid))
-    pen.setWidthF(1.0)
-    painter.setPen(pen)
+    painter.setPen(make_pen(pal.grid))
     painter.setBrush(Qt.NoBrush)
     painter.drawRect(QRectF(b.x, b.y, BAR_WIDTH, h))
     painter.setFont(make_font(TICK_PX))

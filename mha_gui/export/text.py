@@ -78,14 +78,26 @@ def rich_html(text: str) -> str:
     return scripts(out)
 
 
-def _rich_doc(text: str, px: float, color: str, bold: bool = False):
+def _rich_doc(text: str, px: float, color: str, bold: bool = False, width: float | None = None):
+    """A QTextDocument of `text` as rich text: on one line, or wrapped to `width`."""
     from PySide6.QtGui import QTextDocument
 
     doc = QTextDocument()
     doc.setDocumentMargin(0)
     doc.setDefaultFont(make_font(px, bold))
-    doc.setHtml(f'<span style="color:{color}; white-space:pre">{rich_html(text)}</span>')
+    if width is None:
+        doc.setHtml(f'<span style="color:{color}; white-space:pre">{rich_html(text)}</span>')
+    else:
+        doc.setTextWidth(width)
+        doc.setHtml(f'<span style="color:{color}">{rich_html(minus(text))}</span>')
     return doc
+
+
+def _paint_doc(painter, doc, x: float, y: float) -> None:
+    painter.save()
+    painter.translate(x, y)
+    doc.drawContents(painter)
+    painter.restore()
 
 
 def rich_width(text: str, px: float, bold: bool = False) -> float:
@@ -93,11 +105,7 @@ def rich_width(text: str, px: float, bold: bool = False) -> float:
 
 
 def draw_rich(painter, x: float, y: float, text: str, px: float, color: str, bold=False) -> None:
-    doc = _rich_doc(text, px, color, bold)
-    painter.save()
-    painter.translate(x, y)
-    doc.drawContents(painter)
-    painter.restore()
+    _paint_doc(painter, _rich_doc(text, px, color, bold), x, y)
 
 
 def draw_rich_wrapped(
@@ -105,17 +113,8 @@ def draw_rich_wrapped(
 ) -> float:
     """Rich text (`W_O`, `d_model` get their subscripts) wrapped to `width`; returns
     the height used."""
-    from PySide6.QtGui import QTextDocument
-
-    doc = QTextDocument()
-    doc.setDocumentMargin(0)
-    doc.setDefaultFont(make_font(px))
-    doc.setTextWidth(width)
-    doc.setHtml(f'<span style="color:{color}">{rich_html(minus(text))}</span>')
-    painter.save()
-    painter.translate(x, y)
-    doc.drawContents(painter)
-    painter.restore()
+    doc = _rich_doc(text, px, color, width=width)
+    _paint_doc(painter, doc, x, y)
     return doc.size().height()
 
 

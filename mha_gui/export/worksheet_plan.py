@@ -15,7 +15,7 @@ import numpy as np
 from mha_gui.engine.exercises import Cell, Exercise, answer_text, make_exercise
 from mha_gui.engine.numbers import NumberFormat, fixed_format, minus, num, peak, pretty
 from mha_gui.engine.session import Session
-from mha_gui.engine.stage_panels import as_stage
+from mha_gui.engine.stage_panels import SessionData, as_stage, make_panel
 from mha_gui.engine.stages import formula_for
 
 MAX_ROWS, MAX_COLS = 24, 16  # larger matrices do not fit a printed page legibly
@@ -147,22 +147,12 @@ def _index(count: int) -> list[str]:
 
 
 def _matrix(session: Session, trace, kind: str, head: int | None):
-    """(matrix, row labels, column labels) of a result panel."""
-    c, tok = session.config, list(session.tokens)
-    g = None if head is None else c.kv_group(head)
-    table = {
-        "X": lambda: (session.params.X, tok, _index(c.d_model)),
-        "Q": lambda: (trace.q[head], tok, _index(c.d_k)),
-        "K": lambda: (trace.k[g], tok, _index(c.d_k)),
-        "V": lambda: (trace.v[g], tok, _index(c.d_v)),
-        "S": lambda: (trace.scores[head], tok, tok),
-        "A": lambda: (trace.weights[head], tok, tok),
-        "Z": lambda: (trace.heads[head], tok, _index(c.d_v)),
-        "H": lambda: (trace.concat, tok, _index(c.h * c.d_v)),
-        "Y": lambda: (trace.output, tok, _index(c.d_model)),
-        "C": lambda: (trace.contributions[head], tok, _index(c.d_model)),
-    }
-    return table[kind]()
+    """(matrix, row labels, column labels) of a result panel: the window's panel
+    (stage_panels.make_panel), except that H's columns are numbered 0 … h·d_v − 1 (paper
+    has no coloured head bands to tell its blocks apart)."""
+    panel = make_panel(SessionData(session, trace), kind, head)
+    cols = _index(panel.matrix.shape[1]) if kind == "H" else panel.col_labels
+    return panel.matrix, panel.row_labels, cols
 
 
 def _operands(session: Session, trace, cell: Cell) -> list[tuple[str, np.ndarray, list, list]]:
