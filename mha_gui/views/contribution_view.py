@@ -39,6 +39,7 @@ class ContributionCanvas(DrawingWidget):
     """The bar table on screen; a click on a bar follows that token and inspects that head."""
 
     max_scale = 1.2
+    min_scale = 0.0  # lays itself out for the dock's width instead of scrolling
 
     def __init__(self, document, parent=None):
         super().__init__(document, parent)
