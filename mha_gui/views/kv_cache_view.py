@@ -305,6 +305,8 @@ def kv_cache_drawing(data, options: FigureOptions | None = None) -> KvCacheDrawi
 class KvCacheView(DrawingWidget):
     """The figure as a dock; follows every configuration change."""
 
+    min_scale = 0.0  # lays itself out for the dock's width instead of scrolling
+
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
         self.setObjectName("kvCacheView")
