@@ -14,22 +14,30 @@ for (a) one W_Q cell of head 0 (a scrub step: one head changes), (b) one X cell 
 head changes), (c) one W_O cell (only the output changes); then the stage switch (next
 stage round the cycle, and back and forth between weights and output), the inspected
 head and the query token; and the number of recomputes per edit, and for 20
-edits made in one event-loop turn (must be 1). Machines are shared and noisy: run twice.
+edits made in one event-loop turn (must be 1).
 
-    .venv/bin/python benchmarks/bench_gui.py [--quick]
+Then a 10 ms watchdog timer on the event loop records the largest gap between its ticks
+(the worst stall a user would feel) per action on a random n = 2048, d_model 768,
+12-head layer: opening it, walking every stage, switching head and query, scrubbing a
+W_Q cell — each until everything has settled and painted. Last, `mha-gui --preset toy`
+from the command to the first painted window (a subprocess, median of 3).
+Machines are shared and noisy: the load average is printed with the numbers.
+
+    .venv/bin/python benchmarks/bench_gui.py [--quick] [--stalls-only]
 """
 
 from __future__ import annotations
 
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QEvent, QObject, QSettings
+from PySide6.QtCore import QEvent, QEventLoop, QObject, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 WEIGHTS, OUTPUT = 3, 6
@@ -200,8 +208,125 @@ def bench_burst(bench: Bench, label: str) -> str:
     )
 
 
+class Watchdog(QObject):
+    """A 10 ms timer on the event loop: `worst` is the largest gap between two ticks."""
+
+    def __init__(self):
+        super().__init__()
+        self.timer = QTimer(self)
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(10)
+        self.timer.timeout.connect(self._tick)
+        self.last = time.perf_counter()
+        self.worst = 0.0
+        self.timer.start()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.worst = max(self.worst, now - self.last)
+        self.last = now
+
+    def reset(self) -> None:
+        self.last, self.worst = time.perf_counter(), 0.0
+
+
+def settled(window) -> bool:
+    view = window.attention_view
+    return not window.document.busy and not view._deferred and not view.computing.isVisible()
+
+
+def watched(app, window, dog: Watchdog, action, timeout: float = 120.0) -> tuple[float, float]:
+    """(worst stall, seconds until settled and painted) of one action."""
+    dog.reset()
+    t0 = time.perf_counter()
+    action()
+    deadline = t0 + timeout
+    quiet = 0
+    while time.perf_counter() < deadline and quiet < 3:
+        # waits for the next event (the watchdog ticks every 10 ms): no busy loop
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+        quiet = quiet + 1 if settled(window) else 0
+    app.processEvents()
+    return dog.worst, time.perf_counter() - t0
+
+
+def bench_stalls(app, window, quick: bool) -> list[tuple[str, float, float]]:
+    from mha_gui.engine.presets import random_session
+
+    doc = window.document
+    dog = Watchdog()
+    rows = []
+
+    def run(name, action):
+        worst, took = watched(app, window, dog, action)
+        rows.append((name, worst, took))
+        print(f"n=2048 {name:28s} worst stall {fmt(worst)} ms   settled in {fmt(took)} ms")
+
+    session = random_session(seed=3, tokens=2048, d_model=768, heads=12)
+    run("open", lambda: doc.open_session(session))
+    for stage in [*range(1, 7), 0]:
+        run(f"stage → {stage}", lambda s=stage: doc.set_stage(s))
+    doc.set_stage(3)
+    watched(app, window, dog, lambda: None)
+    for head in (1, 7) if quick else (1, 7, 11):
+        run(f"head → {head} (weights)", lambda h=head: doc.set_head(h))
+    for query in (5, 2000) if quick else (5, 1000, 2000):
+        run(f"query → {query} (weights)", lambda q=query: doc.set_query(q))
+    for stage in (3, 6):
+        doc.set_stage(stage)
+        watched(app, window, dog, lambda: None)
+        for k in range(2 if quick else 4):
+            idx = (0, k, 1)
+            value = float(doc.matrix("W_Q")[idx]) + 0.01
+            key = ("bench-scrub-2048", idx)
+            run(
+                f"W_Q scrub (stage {stage})",
+                lambda i=idx, v=value, m=key: doc.set_value("W_Q", i, v, merge_key=m),
+            )
+    dog.timer.stop()
+    return rows
+
+
+STARTUP = """
+import os, sys, time
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication
+app = QApplication(sys.argv[:1])
+class FirstPaint(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and obj.objectName() == "mainWindow":
+            print("painted", flush=True)
+            os._exit(0)
+        return False
+f = FirstPaint()
+app.installEventFilter(f)
+from mha_gui.cli import main
+sys.exit(main(["--preset", "toy"]))
+"""
+
+
+def bench_startup(reps: int = 3) -> list[float]:
+    """`mha-gui --preset toy` to the first paint of the main window, in a fresh process
+    (interpreter start and imports included), with a throw-away home."""
+    times = []
+    for _ in range(reps):
+        home = tempfile.mkdtemp(prefix="mha-gui-bench-home-")
+        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home, QT_QPA_PLATFORM="offscreen")
+        t0 = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-c", STARTUP], env=env, capture_output=True, text=True, timeout=120
+        )
+        took = time.perf_counter() - t0
+        if "painted" not in out.stdout:
+            print("startup: no painted window:", out.stderr[-500:])
+            return times
+        times.append(took)
+    return times
+
+
 def main() -> int:
     quick = "--quick" in sys.argv
+    stalls_only = "--stalls-only" in sys.argv
     folder = tempfile.mkdtemp(prefix="mha-gui-bench-")
     for fmt_ in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
         QSettings.setPath(fmt_, QSettings.Scope.UserScope, folder)
@@ -229,6 +354,10 @@ def main() -> int:
     ]
     rows: list = []
     bursts = []
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
+    if stalls_only:
+        layers = []
     print(f"{'layer':10s} {'stage':8s} {'action':12s} {'painted':>10s} {'+ grab':>10s}  recomputes")
     for label, make, reps in layers:
         bench.doc.open_session(make())
@@ -247,6 +376,21 @@ def main() -> int:
     print()
     for line in bursts:
         print(line)
+    print()
+    stalls = bench_stalls(app, window, quick)
+    startup = bench_startup(1 if quick else 3)
+    print()
+    print("| n = 2048, d_model 768, 12 heads | worst event-loop stall (ms) | settled (ms) |")
+    print("|---|---:|---:|")
+    for name, worst, took in stalls:
+        print(f"| {name} | {worst * 1000:.0f} | {took * 1000:.0f} |")
+    if startup:
+        print(
+            f"\nmha-gui --preset toy → first painted window: median "
+            f"{statistics.median(startup) * 1000:.0f} ms ({len(startup)} runs)"
+        )
+    load = os.getloadavg()
+    print(f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} on {os.cpu_count()} CPUs")
     window.document.undo_stack.setClean()
     window.close()
     return 0

@@ -105,6 +105,14 @@ class Recompute:
         return TraceData(self.config, self.tokens, self.session.params, self._engine.trace)
 
     @property
+    def computing(self) -> bool:
+        """A large layer's recompute is running or due: views that read the trace wait for
+        `traceChanged` (reading it now would recompute on the UI thread)."""
+        if self.busy:
+            return True
+        return self.asynchronous and (self._engine.is_dirty or bool(self._queued))
+
+    @property
     def asynchronous(self) -> bool:
         c = self.config
         return c.h * c.n * c.n > ASYNC_CELLS

@@ -188,7 +188,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         every other stage's kept canvas is dropped too."""
         self._rebuild_timer.stop()
         self._relayout_timer.stop()
-        if self.document.busy:
+        if self.document.computing:
             self._deferred = True  # built from the new trace when it is ready
             return
         while self._scenes:
@@ -226,7 +226,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
     def _switch_stage(self) -> None:
         """Show the current stage: its kept canvas brought up to date, or a new one."""
         stage = self.document.view.stage
-        if self.document.busy:
+        if self.document.computing:
             self._deferred = True
             return
         if self._rebuild_timer.isActive():

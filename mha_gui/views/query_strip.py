@@ -175,7 +175,7 @@ class QueryStrip(DisplayOptions, QWidget):
         self._timer.start()
 
     def _run_pending(self) -> None:
-        if self.document.busy:
+        if self.document.computing:
             return  # a large layer is computing: its traceChanged runs this again
         kind, self._pending = self._pending, None
         if kind == "rebuild":
@@ -198,7 +198,7 @@ class QueryStrip(DisplayOptions, QWidget):
     def _refresh_soon(self) -> None:
         """Refresh at once (a click on a head or a token is one signal), or with what is
         pending already, or when the document has finished computing."""
-        if self._pending is not None or self.document.busy:
+        if self._pending is not None or self.document.computing:
             self._schedule("refresh")
         else:
             self._refresh_all()
