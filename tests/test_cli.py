@@ -7,14 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from mha_gui.cli import main
 from mha_gui.engine import PRESETS, load_preset, load_session
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run
 
 
 def test_presets_lists_every_preset_one_line_each(capsys):

@@ -11,12 +11,7 @@ from mha_gui.cli import main
 from mha_gui.engine import Session, load_preset, load_session, save_session
 from mha_gui.engine.exercises import pick_cells
 from mha_gui.export.worksheet import plan_worksheets
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run
 
 
 def assert_refused(capsys, folder, *argv, match=""):
@@ -215,3 +210,6 @@ def test_worksheet_plan_operands_and_greyed_cells():
     roped = Session(toy.config.with_changes(rope=True), toy.tokens, toy.params)
     sheet = plan_worksheets(roped, "scores", 2, 0)[0]
     assert all("after RoPE" in t.title for t in sheet.given)
+    # with RoPE the projections stage has rotated panels too: a worksheet can blank them
+    sheet = plan_worksheets(roped, "projections", 40, 0)[0]
+    assert {"Q̃_0", "K̃_1"} <= {t.title for t in sheet.fill}

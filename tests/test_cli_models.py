@@ -8,16 +8,10 @@ import numpy as np
 import pytest
 
 import mha_gui.app
-from mha_gui.cli import main
 from mha_gui.engine.models import open_layer
 from mha_gui.engine.session import load_session
+from tests.cli_helpers import run
 from tests.engine.models.builders import SENTENCE, build_model
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from mha_gui.cli import EXPORT_SUFFIXES, main
+from mha_gui.cli import EXPORT_SUFFIXES
 from mha_gui.engine import load_preset, load_session
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run
 
 
 @pytest.mark.parametrize("suffix", EXPORT_SUFFIXES)

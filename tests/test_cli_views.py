@@ -9,13 +9,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest
 from PIL import Image
 
-from mha_gui.cli import main
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_helpers import run
 
 
 def refused(capsys, tmp_path, *argv, match: str):
