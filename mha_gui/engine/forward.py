@@ -350,7 +350,7 @@ def mix_step(weights, v, out, heads=None) -> None:
 BLOCK_BYTES = 256 * 1024
 # Above this many bytes of h×n×n scores the softmax runs on every core; below, one
 # batched call per step costs fewer Python calls.
-FUSE_ABOVE_BYTES = 1024 * 1024
+PARALLEL_ABOVE_BYTES = 1024 * 1024
 # Above this, scores and weights together outgrow a typical L3 cache and the softmax goes
 # in cache-sized row blocks (n=512, h=12: float64 0.8 ms faster; float32, half the size,
 # 0.5 ms slower for the extra Python calls).
@@ -507,7 +507,7 @@ def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> Trace:
         rope_step(t.q, t.rope_tables, t.q_rot)
         rope_step(t.k, t.rope_tables, t.k_rot)
     scores_step(t.q_scores, t.k_scores, t.scale, t.mask, t.scores)
-    if t.scores.nbytes > FUSE_ABOVE_BYTES:
+    if t.scores.nbytes > PARALLEL_ABOVE_BYTES:
         h, n, _ = t.scores.shape
         rows = softmax_rows if t.scores.nbytes > STREAM_ABOVE_BYTES else softmax_step
         parallel_rows.run(rows, t.scores.reshape(h * n, n), t.weights.reshape(h * n, n))

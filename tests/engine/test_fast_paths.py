@@ -27,7 +27,7 @@ fm = sys.modules["mha_gui.engine.forward"]
 def forced():
     """Every fast path on, whatever the size (and small row blocks: several per head)."""
     return mock.patch.multiple(
-        fm, FUSE_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0, PACK_ABOVE=0, BLOCK_BYTES=16
+        fm, PARALLEL_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0, PACK_ABOVE=0, BLOCK_BYTES=16
     )
 
 
@@ -63,7 +63,7 @@ def test_a_real_size_equals_the_step_by_step_path():
     )
     args["mask"][5] = True  # a query with every key blocked
     fast = forward(**args)
-    with mock.patch.multiple(fm, FUSE_ABOVE_BYTES=1 << 60, PACK_ABOVE=1 << 60):
+    with mock.patch.multiple(fm, PARALLEL_ABOVE_BYTES=1 << 60, PACK_ABOVE=1 << 60):
         plain = forward(**args)
     for name in (*FIELDS, "q_rot", "k_rot"):
         _close(getattr(fast, name), getattr(plain, name))
