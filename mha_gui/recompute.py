@@ -89,10 +89,16 @@ class Recompute:
 
         A large layer is recomputed off the UI thread: while it is, this waits for the
         result rather than hand out arrays being written (views read the trace when
-        `traceChanged` says it is ready, so only an export or a tooltip ever waits)."""
+        `traceChanged` says it is ready, so only an export or a tooltip ever waits). While
+        a view only prepares its images from the trace, nothing writes it: returned at once."""
+        job = self._job
+        preparing = self.busy and job.on_done is not self._recomputed
+        if preparing and not self._queued and not self._engine.is_dirty:
+            # a view preparing its images only reads the trace: it is up to date already
+            return self._engine.trace
         if self.busy:
             self._idle.wait()
-            self._job_done(self._job)  # its queued signal, arriving later, is ignored
+            self._job_done(job)  # its queued signal, arriving later, is ignored
         if self._engine.is_dirty:
             self._refresh()
         return self._engine.trace

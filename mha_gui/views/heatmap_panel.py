@@ -260,6 +260,8 @@ class HeatmapPanel:
     def set_axis_labels(self, rows: list[str], cols: list[str], limit: int = 16) -> None:
         """Token (or index) tick labels, thinned so that they never overlap."""
         self._tick_labels = (list(rows), list(cols), limit)
+        self._widest = max((len(str(c)) for c in cols), default=1)  # once, not per resize
+        self._ticks_set: tuple | None = None
         self._fit_ticks()
 
     def _fit_ticks(self) -> None:
@@ -269,10 +271,12 @@ class HeatmapPanel:
         rect = self.plot.getViewBox().sceneBoundingRect()
         row_limit = col_limit = limit
         if rect.width() > 0:
-            widest = max((len(str(c)) for c in cols), default=1)
             z = self.zoom
-            col_limit = min(limit, max(1, int(rect.width() / ((7.5 * widest + 10) * z))))
+            col_limit = min(limit, max(1, int(rect.width() / ((7.5 * self._widest + 10) * z))))
             row_limit = min(limit, max(1, int(rect.height() / (17 * z))))
+        if self._ticks_set == (row_limit, col_limit):
+            return  # a resize that keeps the same labels: nothing to lay out again
+        self._ticks_set = (row_limit, col_limit)
         self.plot.getAxis("left").setTicks(cell_ticks(rows, row_limit))
         self.plot.getAxis("bottom").setTicks(cell_ticks(cols, col_limit))
 
