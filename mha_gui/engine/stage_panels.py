@@ -22,6 +22,10 @@ import numpy as np
 
 from mha_gui.engine.config import Config
 from mha_gui.engine.numbers import NumberFormat, nice_peak, number_format, peak, pretty, sub
+
+# the StageData adapters (stage_data.py), re-exported for callers that import from here
+from mha_gui.engine.stage_data import SessionData as SessionData
+from mha_gui.engine.stage_data import TraceData as TraceData
 from mha_gui.engine.stages import (
     K_ROT,
     Q_ROT,
@@ -434,42 +438,3 @@ def describe_stage(
         number_format(plan.color, levels),
         bar_label(s, weights_range),
     )
-
-
-class TraceData:
-    """StageData over explicit numbers: a config, tokens, parameters and a trace (what a
-    worker thread reads while the document keeps the trace still)."""
-
-    def __init__(self, config: Config, tokens: list[str], params, trace):
-        self.config, self.tokens, self._params, self._trace = config, list(tokens), params, trace
-
-    def matrix(self, name: str) -> np.ndarray:
-        return self._params.as_dict()[name]
-
-    def trace(self):
-        return self._trace
-
-    def contribution(self, head: int) -> np.ndarray:
-        t, d_v = self._trace, self.config.d_v
-        return t.heads[head] @ t.w_o[head * d_v : (head + 1) * d_v]
-
-
-class SessionData:
-    """StageData over an engine Session (and optionally a trace already computed)."""
-
-    def __init__(self, session, trace=None):
-        self.session = session
-        self.config = session.config
-        self.tokens = list(session.tokens)
-        self._trace = trace
-
-    def matrix(self, name: str) -> np.ndarray:
-        return self.session.params.as_dict()[name]
-
-    def trace(self):
-        if self._trace is None:
-            self._trace = self.session.run()
-        return self._trace
-
-    def contribution(self, head: int) -> np.ndarray:
-        return self.trace().contributions[head]
