@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -22,6 +19,8 @@ from mha_gui.engine import buffers
 from mha_gui.engine import rope as rope_mod
 from mha_gui.engine.config import ablate_heads
 from mha_gui.engine.rope import RoPE, as_rope
+from mha_gui.engine.row_softmax import parallel_rows, softmax_rows
+from mha_gui.engine.validation import all_finite, validate_inputs
 
 
 @dataclass
@@ -92,115 +91,6 @@ class Trace:
             "contributions": self.contributions,
             "mask": self.mask,
         }
-
-
-# ---------------------------------------------------------------- validation ------
-def _shape_text(shape) -> str:
-    return "(" + ", ".join(str(s) for s in shape) + ")"
-
-
-def _as_matrix(name: str, value, ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(value)
-    except (TypeError, ValueError):  # ragged nested lists
-        raise ValueError(
-            f"{name} must be a rectangular array of numbers (every row the same length)"
-        ) from None
-    if arr.dtype == object:
-        for index, item in np.ndenumerate(arr):
-            if isinstance(item, bool) or not isinstance(item, numbers.Real):
-                raise ValueError(f"{name} must hold numbers, got {item!r} at {list(index)}")
-    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
-        try:
-            arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}") from None
-    if np.iscomplexobj(arr):
-        raise ValueError(f"{name} must hold real numbers, got complex values")
-    if arr.ndim != ndim:
-        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
-    if not all_finite(arr):
-        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ValueError(f"{name}{list(bad)} is {arr[bad]}: every entry must be finite")
-    return arr
-
-
-def all_finite(arr: np.ndarray) -> bool:
-    """True if no entry is NaN or ±inf.
-
-    A sum is finite only if every term is (NaN and inf propagate), and summing reads the
-    array once without the boolean temporary of isfinite(); only a sum that overflows
-    from finite terms needs the exact entry-by-entry check.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(arr.sum()):
-            return True
-    return bool(np.isfinite(arr).all())
-
-
-def _expect(name: str, arr: np.ndarray, expected: tuple, known: dict[str, int]) -> None:
-    """Raise unless arr.shape matches `expected`, whose entries are ints or free symbols."""
-    fixed = [known[e] if isinstance(e, str) and e in known else e for e in expected]
-    ok = all(isinstance(e, str) or e == s for e, s in zip(fixed, arr.shape, strict=True))
-    if not ok:
-        used = ", ".join(f"{k}={v}" for k, v in known.items() if k in expected)
-        raise ValueError(
-            f"{name} has shape {_shape_text(arr.shape)} but {used} needs {_shape_text(fixed)}"
-        )
-
-
-def validate_inputs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask) -> tuple:
-    """Check every operand against the dimensions the others imply; return arrays."""
-    x = _as_matrix("X", x, 2)
-    w_q = _as_matrix("W_Q", w_q, 3)
-    w_k = _as_matrix("W_K", w_k, 3)
-    w_v = _as_matrix("W_V", w_v, 3)
-    w_o = _as_matrix("W_O", w_o, 2)
-    n, d_model = x.shape
-    if n < 1 or d_model < 1:
-        raise ValueError(f"X has shape {x.shape}: it needs at least one token and one feature")
-    h, _, d_k = w_q.shape
-    if h < 1 or d_k < 1:
-        raise ValueError(f"W_Q has shape {w_q.shape}: it needs at least one head of width ≥ 1")
-    known = {"d_model": d_model}
-    _expect("W_Q", w_q, ("h", "d_model", "d_k"), known)
-    known.update(h=h, d_k=d_k)
-    _expect("W_K", w_k, ("h_kv", "d_model", "d_k"), known)
-    h_kv = w_k.shape[0]
-    if h_kv < 1 or h % h_kv:
-        raise ValueError(
-            f"W_K has {h_kv} key/value heads but h={h}: the number of K/V heads must "
-            f"divide the number of query heads"
-        )
-    known["h_kv"] = h_kv
-    _expect("W_V", w_v, ("h_kv", "d_model", "d_v"), known)
-    d_v = w_v.shape[2]
-    if d_v < 1:
-        raise ValueError(f"W_V has shape {w_v.shape}: d_v must be at least 1")
-    known["d_v"] = d_v
-    if w_o.shape != (h * d_v, d_model):
-        raise ValueError(
-            f"W_O has shape {_shape_text(w_o.shape)} but h={h}, d_v={d_v}, d_model={d_model} "
-            f"needs (h·d_v, d_model) = {_shape_text((h * d_v, d_model))}"
-        )
-    biases = []
-    for name, b, shape in (
-        ("b_Q", b_q, ("h", "d_k")),
-        ("b_K", b_k, ("h_kv", "d_k")),
-        ("b_V", b_v, ("h_kv", "d_v")),
-        ("b_O", b_o, ("d_model",)),
-    ):
-        if b is not None:
-            b = _as_matrix(name, b, len(shape))
-            _expect(name, b, shape, known)
-        biases.append(b)
-    if mask is not None:
-        mask = np.asarray(mask)
-        if mask.dtype != bool:
-            raise ValueError(f"mask must be boolean (True = blocked), got dtype {mask.dtype}")
-        if mask.shape != (n, n):
-            raise ValueError(f"mask has shape {mask.shape} but n={n} needs ({n}, {n})")
-    return (x, w_q, w_k, w_v, w_o, *biases, mask)
 
 
 def blocked_positions(n: int, mask: np.ndarray | None, causal: bool) -> np.ndarray:
@@ -345,9 +235,6 @@ def mix_step(weights, v, out, heads=None) -> None:
         np.matmul(weights[i], v[i // group], out=out[i])
 
 
-# Rows of scores one softmax block holds, in bytes: small enough to stay in the L2 cache
-# from the row maximum to the normalisation (256 KB measured best here).
-BLOCK_BYTES = 256 * 1024
 # Above this many bytes of h×n×n scores the softmax runs on every core; below, one
 # batched call per step costs fewer Python calls.
 PARALLEL_ABOVE_BYTES = 1024 * 1024
@@ -355,82 +242,6 @@ PARALLEL_ABOVE_BYTES = 1024 * 1024
 # in cache-sized row blocks (n=512, h=12: float64 0.8 ms faster; float32, half the size,
 # 0.5 ms slower for the extra Python calls).
 STREAM_ABOVE_BYTES = 16 * 1024 * 1024
-
-
-def softmax_rows(scores: np.ndarray, out: np.ndarray) -> None:
-    """Row softmax of a 2-D (rows, n) array, a cache-sized block of rows at a time.
-
-    The same arithmetic as `softmax_step` (subtract the row maximum, exp, divide by the
-    sum; an all-blocked row gives zeros), but each block goes through the five passes
-    while it is still in the L2 cache instead of streaming the whole array five times.
-    """
-    total_rows, n = scores.shape
-    rows = max(1, min(total_rows, BLOCK_BYTES // max(1, n * scores.itemsize)))
-    row_max = np.empty((rows, 1), scores.dtype)
-    total = np.empty((rows, 1), scores.dtype)
-    for r0 in range(0, total_rows, rows):
-        r1 = min(total_rows, r0 + rows)
-        s_blk, a_blk = scores[r0:r1], out[r0:r1]
-        mx, tot = row_max[: r1 - r0], total[: r1 - r0]
-        np.max(s_blk, axis=1, keepdims=True, out=mx)
-        dead = ~np.isfinite(mx)
-        any_dead = dead.any()
-        if any_dead:
-            mx[dead] = 0.0
-        np.subtract(s_blk, mx, out=a_blk)
-        np.exp(a_blk, out=a_blk)
-        np.sum(a_blk, axis=1, keepdims=True, out=tot)
-        if any_dead:
-            tot[dead] = 1.0
-        np.reciprocal(tot, out=tot)
-        np.multiply(a_blk, tot, out=a_blk)
-
-
-class _ParallelRows:
-    """Runs a row-wise function over the rows of a large array on every core.
-
-    numpy releases the GIL inside its loops, so Python threads running the softmax on
-    different rows use all cores — a step that would otherwise leave all but one idle
-    while the matrix products around it use every core through BLAS. (BLAS products are
-    not split this way: concurrent BLAS calls here ran one after the other.)
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
-        self._pid = 0  # a forked child inherits the pool object but not its threads
-        self.workers = 1
-
-    def _setup(self) -> None:
-        with self._lock:
-            if self._pid == os.getpid():
-                return
-            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-            self.workers = max(1, min(cpus, 8))
-            self._pool = None
-            if self.workers > 1:
-                self._pool = ThreadPoolExecutor(self.workers - 1, thread_name_prefix="mha-rows")
-            self._pid = os.getpid()
-
-    def run(self, fn, a: np.ndarray, out: np.ndarray) -> None:
-        """fn(a[r0:r1], out[r0:r1]) over `workers` nearly equal row ranges of 2-D a, out."""
-        self._setup()
-        rows = a.shape[0]
-        workers = min(self.workers, rows)
-        if workers < 2:
-            fn(a, out)
-            return
-        bounds = [round(i * rows / workers) for i in range(workers + 1)]
-        parts = list(zip(bounds, bounds[1:], strict=False))
-        futures = [self._pool.submit(fn, a[r0:r1], out[r0:r1]) for r0, r1 in parts[1:]]
-        try:
-            fn(a[parts[0][0] : parts[0][1]], out[parts[0][0] : parts[0][1]])
-        finally:
-            for f in futures:
-                f.result()
-
-
-parallel_rows = _ParallelRows()
 
 
 def concat_step(heads: np.ndarray, out: np.ndarray) -> None:

@@ -6,6 +6,7 @@ Random small layers never reach those sizes, so here the thresholds are set to z
 every result is compared with the plain per-head reference again.
 """
 
+import contextlib
 import os
 import sys
 import time
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from mha_gui.engine import buffers, forward
+from mha_gui.engine import buffers, forward, row_softmax
 from tests.engine.reference import reference_forward
 from tests.engine.test_forward_properties import FIELDS, _close
 from tests.engine.test_rope import rope_layers
@@ -24,11 +25,14 @@ from tests.engine.test_rope import rope_layers
 fm = sys.modules["mha_gui.engine.forward"]
 
 
+@contextlib.contextmanager
 def forced():
     """Every fast path on, whatever the size (and small row blocks: several per head)."""
-    return mock.patch.multiple(
-        fm, PARALLEL_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0, PACK_ABOVE=0, BLOCK_BYTES=16
-    )
+    with (
+        mock.patch.multiple(fm, PARALLEL_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0, PACK_ABOVE=0),
+        mock.patch.object(row_softmax, "BLOCK_BYTES", 16),
+    ):
+        yield
 
 
 @settings(max_examples=200, deadline=None)

@@ -1,0 +1,117 @@
+"""Checking what a caller hands `forward()`: every operand against the dimensions the
+others imply, with a message that names the matrix and the shape it needs."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+# ---------------------------------------------------------------- validation ------
+def _shape_text(shape) -> str:
+    return "(" + ", ".join(str(s) for s in shape) + ")"
+
+
+def _as_matrix(name: str, value, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):  # ragged nested lists
+        raise ValueError(
+            f"{name} must be a rectangular array of numbers (every row the same length)"
+        ) from None
+    if arr.dtype == object:
+        for index, item in np.ndenumerate(arr):
+            if isinstance(item, bool) or not isinstance(item, numbers.Real):
+                raise ValueError(f"{name} must hold numbers, got {item!r} at {list(index)}")
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must hold numbers, got dtype {arr.dtype}") from None
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must hold real numbers, got complex values")
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
+    if not all_finite(arr):
+        bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"{name}{list(bad)} is {arr[bad]}: every entry must be finite")
+    return arr
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """True if no entry is NaN or ±inf.
+
+    A sum is finite only if every term is (NaN and inf propagate), and summing reads the
+    array once without the boolean temporary of isfinite(); only a sum that overflows
+    from finite terms needs the exact entry-by-entry check.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(arr.sum()):
+            return True
+    return bool(np.isfinite(arr).all())
+
+
+def _expect(name: str, arr: np.ndarray, expected: tuple, known: dict[str, int]) -> None:
+    """Raise unless arr.shape matches `expected`, whose entries are ints or free symbols."""
+    fixed = [known[e] if isinstance(e, str) and e in known else e for e in expected]
+    ok = all(isinstance(e, str) or e == s for e, s in zip(fixed, arr.shape, strict=True))
+    if not ok:
+        used = ", ".join(f"{k}={v}" for k, v in known.items() if k in expected)
+        raise ValueError(
+            f"{name} has shape {_shape_text(arr.shape)} but {used} needs {_shape_text(fixed)}"
+        )
+
+
+def validate_inputs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask) -> tuple:
+    """Check every operand against the dimensions the others imply; return arrays."""
+    x = _as_matrix("X", x, 2)
+    w_q = _as_matrix("W_Q", w_q, 3)
+    w_k = _as_matrix("W_K", w_k, 3)
+    w_v = _as_matrix("W_V", w_v, 3)
+    w_o = _as_matrix("W_O", w_o, 2)
+    n, d_model = x.shape
+    if n < 1 or d_model < 1:
+        raise ValueError(f"X has shape {x.shape}: it needs at least one token and one feature")
+    h, _, d_k = w_q.shape
+    if h < 1 or d_k < 1:
+        raise ValueError(f"W_Q has shape {w_q.shape}: it needs at least one head of width ≥ 1")
+    known = {"d_model": d_model}
+    _expect("W_Q", w_q, ("h", "d_model", "d_k"), known)
+    known.update(h=h, d_k=d_k)
+    _expect("W_K", w_k, ("h_kv", "d_model", "d_k"), known)
+    h_kv = w_k.shape[0]
+    if h_kv < 1 or h % h_kv:
+        raise ValueError(
+            f"W_K has {h_kv} key/value heads but h={h}: the number of K/V heads must "
+            f"divide the number of query heads"
+        )
+    known["h_kv"] = h_kv
+    _expect("W_V", w_v, ("h_kv", "d_model", "d_v"), known)
+    d_v = w_v.shape[2]
+    if d_v < 1:
+        raise ValueError(f"W_V has shape {w_v.shape}: d_v must be at least 1")
+    known["d_v"] = d_v
+    if w_o.shape != (h * d_v, d_model):
+        raise ValueError(
+            f"W_O has shape {_shape_text(w_o.shape)} but h={h}, d_v={d_v}, d_model={d_model} "
+            f"needs (h·d_v, d_model) = {_shape_text((h * d_v, d_model))}"
+        )
+    biases = []
+    for name, b, shape in (
+        ("b_Q", b_q, ("h", "d_k")),
+        ("b_K", b_k, ("h_kv", "d_k")),
+        ("b_V", b_v, ("h_kv", "d_v")),
+        ("b_O", b_o, ("d_model",)),
+    ):
+        if b is not None:
+            b = _as_matrix(name, b, len(shape))
+            _expect(name, b, shape, known)
+        biases.append(b)
+    if mask is not None:
+        mask = np.asarray(mask)
+        if mask.dtype != bool:
+            raise ValueError(f"mask must be boolean (True = blocked), got dtype {mask.dtype}")
+        if mask.shape != (n, n):
+            raise ValueError(f"mask has shape {mask.shape} but n={n} needs ({n}, {n})")
+    return (x, w_q, w_k, w_v, w_o, *biases, mask)
