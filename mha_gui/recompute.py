@@ -185,6 +185,7 @@ class Recompute:
         if not self.busy or job is not self._job:
             return  # already handled by a trace() that waited for it
         self.busy = False
+        self._job = None  # its closures (a view's scene) are not kept alive
         value, error = job.result
         if job.on_done is not self._recomputed:
             # a view's preparation: the edits made meanwhile are now the engine's to do

@@ -109,7 +109,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             "border-radius: 4px;"
         )
         self.computing.setVisible(False)
-        self._deferred = False  # a rebuild or stage switch waits for the recompute
+        # "rebuild" or "switch" waits for the recompute (False: nothing)
+        self._deferred: str | bool = False
         self.rebuild()
         self._on_busy(document.busy)
 
@@ -189,7 +190,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         self._rebuild_timer.stop()
         self._relayout_timer.stop()
         if self.document.computing:
-            self._deferred = True  # built from the new trace when it is ready
+            self._deferred = "rebuild"  # built from the new trace when it is ready
             return
         while self._scenes:
             self._discard(self._scenes.popitem()[1])
@@ -227,7 +228,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         """Show the current stage: its kept canvas brought up to date, or a new one."""
         stage = self.document.view.stage
         if self.document.computing:
-            self._deferred = True
+            self._deferred = self._deferred or "switch"  # a waiting rebuild stays one
             return
         if self._rebuild_timer.isActive():
             self.rebuild()  # the shapes or the config changed: nothing kept is valid
@@ -406,11 +407,14 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
     def _run_deferred(self, changed: bool) -> None:
         """The stage switch or rebuild that waited for the worker (`changed`: the numbers
         changed meanwhile, so every kept stage is stale too)."""
-        self._deferred = False
+        waiting, self._deferred = self._deferred, False
         if changed:
             for scene in [*self._scenes.values(), self.scene]:
                 scene.note_change(ALL, ALL)
-        if self.scene.stage != self.document.view.stage and self.scene.panels:
+        # a rebuild (new shapes or config) drops every kept stage; a stage switch may
+        # show a kept one
+        rebuild = waiting == "rebuild" or self._rebuild_timer.isActive()
+        if not rebuild and self.scene.stage != self.document.view.stage and self.scene.panels:
             self._switch_stage()
         else:
             self.rebuild()
