@@ -42,6 +42,7 @@ from mha_gui.views.stage_scene import (
     Group,
     StageScene,
     TitleFitter,
+    depends,
     fit_canvas,
     grid_columns,
     grid_fits,
@@ -366,7 +367,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             stale = None
         else:
             contributions = set(heads) | set(contributions or ())
-            stale = {k for k in self.panels if _depends(*k, heads, contributions)}
+            stale = {k for k in self.panels if depends(*k, heads, contributions)}
         if scene.cells > PREPARE_CELLS:
             self._prepare_off_thread(stale)
             return
@@ -395,29 +396,6 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             panel.set_axis_labels(tokens, KINDS[kind].columns(c, tokens), limit)
 
     # ------------------------------------------------------------------ signals ---
-    def _on_busy(self, busy: bool) -> None:
-        self.computing.setVisible(busy)
-        if busy:
-            self.computing.adjustSize()
-            self.computing.move(self.width() - self.computing.width() - 8, 6)
-            self.computing.raise_()
-        elif self._deferred:
-            self._run_deferred(changed=False)
-
-    def _run_deferred(self, changed: bool) -> None:
-        """The stage switch or rebuild that waited for the worker (`changed`: the numbers
-        changed meanwhile, so every kept stage is stale too)."""
-        waiting, self._deferred = self._deferred, False
-        if changed:
-            for scene in [*self._scenes.values(), self.scene]:
-                scene.note_change(ALL, ALL)
-        # a rebuild (new shapes or config) drops every kept stage; a stage switch may
-        # show a kept one
-        rebuild = waiting == "rebuild" or self._rebuild_timer.isActive()
-        if not rebuild and self.scene.stage != self.document.view.stage and self.scene.panels:
-            self._switch_stage()
-        else:
-            self.rebuild()
 
     def _on_trace(self, change) -> None:
         if self._deferred:
@@ -465,17 +443,3 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             self.scene.primed = set()
             self._update_highlights()  # titles go on one or two lines to fit
             self._fit_timer.start()
-
-
-def _depends(kind: str, head: int, heads, contributions) -> bool:
-    """Does panel (kind, head) change when the Z of `heads` changed and the output
-    contributions of `contributions` (every edit changes Y)?"""
-    if kind == "Y":
-        return True
-    if kind == "C":
-        return head in contributions
-    if kind == "H":
-        return bool(heads)
-    if kind == "X":
-        return False
-    return head in heads

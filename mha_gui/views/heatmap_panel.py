@@ -22,41 +22,14 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
 
 from mha_gui import theme
 from mha_gui.engine.numbers import NumberFormat, number_format
+from mha_gui.views.panel_images import MAX_IMAGE_SIDE as MAX_IMAGE_SIDE
+from mha_gui.views.panel_images import block_mean as block_mean
+from mha_gui.views.panel_images import prepare_image, reduction
 from mha_gui.views.plot_items import TICK_FONT_PT
 from mha_gui.views.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
 VALUE_LIMIT = 12
-# A panel never holds an image larger than this per side: a 2048×2048 attention matrix is
-# drawn from the mean of each 4×4 block (what a screen can show anyway); tooltips and
-# exports keep reading the exact values.
-MAX_IMAGE_SIDE = 512
-
-
-def reduction(rows: int, cols: int) -> tuple[int, int]:
-    """(rows, cols) of matrix cells averaged into one image pixel."""
-    return math.ceil(rows / MAX_IMAGE_SIDE), math.ceil(cols / MAX_IMAGE_SIDE)
-
-
-def prepare_image(shown: np.ndarray, step: tuple[int, int], blocked_value: float = 0.0):
-    """What a panel's image holds: blocked (−∞) cells at `blocked_value` (the middle of the
-    levels: they are painted over by the hatching), reduced by block means to the
-    panel's image size. NumPy only: safe on a worker thread."""
-    if not np.isfinite(shown).all():  # only scores have -inf
-        shown = np.where(np.isfinite(shown), shown, blocked_value)
-    return block_mean(shown, *step)
-
-
-def block_mean(matrix: np.ndarray, kr: int, kc: int) -> np.ndarray:
-    """Mean of each kr×kc block (the last blocks may be partial: padded by edge values)."""
-    if kr == 1 and kc == 1:
-        return matrix
-    rows, cols = matrix.shape
-    pr, pc = -rows % kr, -cols % kc
-    if pr or pc:
-        matrix = np.pad(matrix, ((0, pr), (0, pc)), mode="edge")
-    r, c = matrix.shape
-    return matrix.reshape(r // kr, kr, c // kc, kc).mean(axis=(1, 3))
 
 
 def tick_step(count: int, limit: int = 16) -> int:

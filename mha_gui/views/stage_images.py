@@ -1,8 +1,9 @@
-"""Preparing a large stage's images off the UI thread (n = 2048, 12 heads: 50 M score
-cells to scan for the colour scale and reduce to screen size). A mixin of AttentionView:
-the work runs through `Document.run_off_thread`, which keeps the trace still meanwhile;
-the result is shown at once, or dropped if a newer preparation or another stage
-superseded it.
+"""Large stages, off the UI thread: a stage's colour scale and reduced images are
+prepared on the worker (n = 2048, 12 heads: 50 M score cells to scan and reduce), and
+while the worker runs the view shows "computing…" and defers a stage switch or rebuild
+until the trace is ready. A mixin of AttentionView: the work goes through
+`Document.run_off_thread`, which keeps the trace still meanwhile; a result is shown at
+once, or dropped if a newer preparation or another stage superseded it.
 """
 
 from __future__ import annotations
@@ -60,3 +61,27 @@ class StageImages:
                 panel.set_matrix(matrix, levels, masked, fmt, reduced=image)
             elif relevel:
                 panel.relevel(levels, fmt)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.computing.setVisible(busy)
+        if busy:
+            self.computing.adjustSize()
+            self.computing.move(self.width() - self.computing.width() - 8, 6)
+            self.computing.raise_()
+        elif self._deferred:
+            self._run_deferred(changed=False)
+
+    def _run_deferred(self, changed: bool) -> None:
+        """The stage switch or rebuild that waited for the worker (`changed`: the numbers
+        changed meanwhile, so every kept stage is stale too)."""
+        waiting, self._deferred = self._deferred, False
+        if changed:
+            for scene in [*self._scenes.values(), self.scene]:
+                scene.note_change(ALL, ALL)
+        # a rebuild (new shapes or config) drops every kept stage; a stage switch may
+        # show a kept one
+        rebuild = waiting == "rebuild" or self._rebuild_timer.isActive()
+        if not rebuild and self.scene.stage != self.document.view.stage and self.scene.panels:
+            self._switch_stage()
+        else:
+            self.rebuild()

@@ -184,3 +184,17 @@ class TitleFitter:
             doc.setHtml(one)
             self._widths[key] = doc.idealWidth()
         return one if self._widths[key] <= room else f"{first}<br>{second}"
+
+
+def depends(kind: str, head: int, heads, contributions) -> bool:
+    """Does panel (kind, head) change when the Z of `heads` changed and the output
+    contributions of `contributions` (every edit changes Y)?"""
+    if kind == "Y":
+        return True
+    if kind == "C":
+        return head in contributions
+    if kind == "H":
+        return bool(heads)
+    if kind == "X":
+        return False
+    return head in heads
