@@ -228,7 +228,7 @@ class QueryStrip(DisplayOptions, QWidget):
         tokens = doc.tokens
         mask_row = t.mask[j][None, :]
         if heads is None or i in heads:
-            q = t.q[i, j][None, :]
+            q = t.q_scores[i, j][None, :]  # rotated with RoPE: the q the scores use
             s = t.scores[i, j][None, :]
             z = t.heads[i, j][None, :]
             self.panels["q"].set_matrix(q, theme.levels_for("values", q))
@@ -255,7 +255,9 @@ class QueryStrip(DisplayOptions, QWidget):
         token = tokens[j]
         shown = esc(token)  # a token like <s> is text, not a tag
         colour = theme.head_text_color(i, self._theme)
-        kv = f"K<sub>{g}</sub>" if c.variant != "MHA" else f"K<sub>{i}</sub>"
+        # with RoPE the strip follows the rotated vectors q̃ = Q̃_i[j] and K̃ (what S reads)
+        tilde = "\u0303" if c.rope else ""
+        kv = f"K{tilde}<sub>{g if c.variant != 'MHA' else i}</sub>"
         scale = "/ √d<sub>k</sub>" if c.scale is None else f"· {c.scale:g}"
 
         def two_lines(formula: str, shape: str) -> str:
@@ -265,8 +267,8 @@ class QueryStrip(DisplayOptions, QWidget):
             )
 
         for name, text in (
-            ("q", two_lines(f"q = Q<sub>{i}</sub>[{shown}]", f"1×{c.d_k}")),
-            ("s", two_lines(f"s = q {kv}ᵀ {scale}", f"1×{c.n}")),
+            ("q", two_lines(f"q{tilde} = Q{tilde}<sub>{i}</sub>[{shown}]", f"1×{c.d_k}")),
+            ("s", two_lines(f"s = q{tilde} {kv}ᵀ {scale}", f"1×{c.n}")),
             ("a", two_lines("a = softmax(s)", f"1×{c.n}")),
             ("z", two_lines(f"z<sub>{i}</sub> = a V<sub>{g}</sub>", f"1×{c.d_v}")),
         ):
