@@ -168,6 +168,11 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             for (kind, head), panel in scene.panels.items():
                 self._apply_filter(panel, kind, head)
 
+    @property
+    def hides_cells(self) -> bool:
+        """An exercise hides cells: exports and copies of the numbers would give them away."""
+        return self._cell_filter is not None
+
     def _apply_filter(self, panel: HeatmapPanel, kind: str, head: int) -> None:
         hidden = self._cell_filter
         panel.set_hidden(() if hidden is None else hidden(kind, None if head < 0 else head))

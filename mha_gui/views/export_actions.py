@@ -284,6 +284,12 @@ class ExportActions(QObject):
             menu.addAction(
                 "Copy matrix as TSV", lambda: self.copy_matrix(stage_name, head, "tsv")
             ).setObjectName("action.copyTsv")
+        if getattr(view, "hides_cells", False):  # an exercise: the numbers stay hidden
+            for action in menu.actions():
+                if action.objectName() != "action.toggleBlocked" and not action.isSeparator():
+                    action.setEnabled(False)
+                    action.setToolTip("not during an exercise: it would show the hidden cells")
+            menu.setToolTipsVisible(True)
         return menu
 
     def _add_block_entry(self, menu: QMenu, view, query: int, key: int) -> None:
