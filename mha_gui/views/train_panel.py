@@ -69,6 +69,7 @@ class TrainPanel(TrainLayout, QWidget):
         self._writing = False
         self._theme = "light"
         self._painted = np.zeros((document.config.n,) * 2)
+        self._target_stale = False  # the target grid waits until the panel is shown
 
         self._build_ui()
 
@@ -140,12 +141,18 @@ class TrainPanel(TrainLayout, QWidget):
         self._show_target()
 
     def _show_target(self) -> None:
+        """Draw the chosen target in its grid; while the panel is hidden (its dock closed)
+        the grid keeps its widget and only the n×n target waits until the panel is shown."""
+        self.target_grid.editable = self.target.currentData() == "painted"
+        if not self.isVisible():
+            self._target_stale = True
+            return
+        self._target_stale = False
         blocked = self._blocked()
         try:
             target = self.target_matrix()
         except ValueError:
             target = np.zeros_like(blocked, dtype=float)
-        self.target_grid.editable = self.target.currentData() == "painted"
         self.target_grid.set_matrix(target, blocked, self.document.tokens)
         self._trace_changed()
 
@@ -158,7 +165,10 @@ class TrainPanel(TrainLayout, QWidget):
 
     def showEvent(self, event):
         super().showEvent(event)
-        self._trace_changed()
+        if self._target_stale:
+            self._show_target()  # also draws the weights now
+        else:
+            self._trace_changed()
 
     def _weights_now(self) -> np.ndarray:
         """Head i's A_i as last computed: never waits for (or forces) a recompute; the

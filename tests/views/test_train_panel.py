@@ -172,3 +172,25 @@ def test_divergence_stops_the_run_and_keeps_what_was_reached(window, panel, qtbo
         assert doc.undo_stack.undoText() == f"Train head 1 ({t.steps_done} steps)"
         doc.undo_stack.undo()
     assert np.array_equal(doc.matrix("W_Q"), reached)
+
+
+def test_the_hidden_panel_draws_its_target_only_when_shown(window, qtbot):
+    """The train dock starts closed: opening a layer keeps the grid widgets (found by
+    objectName) but leaves their n×n content until the dock is first shown."""
+    from mha_gui.engine.presets import random_session
+    from mha_gui.engine.training_targets import make_target
+
+    window.resize(1500, 950)
+    window.show()
+    qtbot.waitExposed(window)
+    p = window.views["train"]
+    assert not p.isVisible()
+    window.document.open_session(random_session(seed=1, tokens=9, d_model=8, heads=2))
+    grid = window.findChild(type(p.target_grid), "train.targetGrid")
+    assert grid is p.target_grid and grid.matrix.shape != (9, 9)  # not drawn while hidden
+
+    window.docks["train"].show()
+    qtbot.waitUntil(lambda: p.target_grid.matrix.shape == (9, 9))
+    expected = make_target(p.target.currentData(), 9, p._blocked(), p.token.value())
+    np.testing.assert_array_equal(p.target_grid.matrix, expected)
+    qtbot.waitUntil(lambda: p.now_grid.matrix.shape == (9, 9))  # the weights now, too
