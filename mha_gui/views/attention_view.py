@@ -283,7 +283,9 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         lut = theme.colormap_for(plan.color, self._colormap)
         many = len(groups) > 4
         for idx, group in enumerate(groups):
-            cell = scene.canvas.ci.addLayout(row=idx // ncols, col=idx % ncols)
+            # filled before it joins the canvas: pyqtgraph re-lays out the whole layout
+            # tree on every addItem, so a detached cell keeps that to the cell's few items
+            cell = pg.GraphicsLayout()
             cell.setContentsMargins(2, 2, 2, 2)
             cell.setSpacing(2)
             title = TitleLabel("", size=self._pt(11))
@@ -326,6 +328,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
                     self._apply_filter(panel, kind, group.head)
             if len(group.kinds) > 1:
                 cell.layout.setRowStretchFactor(1, 1)
+            scene.canvas.ci.addItem(cell, row=idx // ncols, col=idx % ncols)
         if ("H", -1) in scene.panels:
             extras, outlines = add_concat_bands(scene.panels[("H", -1)].plot, c, pal)
             scene.extras += extras

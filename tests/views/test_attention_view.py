@@ -264,3 +264,20 @@ def test_large_matrices_print_no_values(qtbot, view):
     settle(qtbot)
     panel = view.panels[("A", 0)]
     assert panel.rows == 16 and panel.labels == []
+
+
+def test_each_head_group_is_one_cell_of_the_stage_grid(qtbot, view):
+    """A group's title and panels are built in their own cell, placed once in the grid
+    (row-major, `grid_cols` wide) with the colour bar after the last column."""
+    for stage in (1, 2, 6):
+        view.document.set_stage(stage)
+        settle(qtbot)
+        scene, ci = view.scene, view.canvas.ci
+        cols = scene.grid_cols
+        groups = view._groups()
+        for idx, group in enumerate(groups):
+            cell = ci.getItem(idx // cols, idx % cols)
+            assert cell is not None and scene.titles[group.head] in cell.items
+            for kind in group.kinds:
+                assert scene.panels[(kind, group.head)].plot in cell.items
+        assert ci.getItem(0, cols) is scene.colorbar
