@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QSettings
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -32,6 +32,7 @@ from mha_gui.export.figure import DEFAULT_PNG_WIDTH, render_image
 from mha_gui.export.files import WIDTH_RANGE, export_to
 from mha_gui.export.latex import matrix_bmatrix
 from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
+from mha_gui.views.display_settings import qsettings
 
 FIGURE_FILTER = "PNG image (*.png);;SVG vector figure (*.svg);;PDF vector figure (*.pdf)"
 FILTER_SUFFIX = {"PNG": ".png", "SVG": ".svg", "PDF": ".pdf", "GIF": ".gif", "LaTeX": ".tex"}
@@ -150,6 +151,10 @@ class ExportActions(QObject):
         get = getattr(self.window, "colormap", None)
         return get() if callable(get) else DEFAULT_COLORMAP
 
+    def weights_range(self) -> str:
+        get = getattr(self.window, "weights_range", None)
+        return get() if callable(get) else "fixed"
+
     def defaults(self) -> dict:
         v = self.document.view
         return {
@@ -160,8 +165,13 @@ class ExportActions(QObject):
             "colormap": self.colormap(),
         }
 
+    def _export(self, path: Path, **options) -> Path | None:
+        """export_to with the window's weights colour range: a file looks like the window."""
+        options.setdefault("weights_range", self.weights_range())
+        return self._write(path, **options)
+
     def _ask_path(self, title: str, name: str, filters: str) -> Path | None:
-        settings = QSettings()
+        settings = qsettings()
         folder = str(settings.value("export/folder", str(Path.home())))
         path, chosen = QFileDialog.getSaveFileName(
             self.window, title, str(Path(folder) / name), filters
@@ -177,7 +187,7 @@ class ExportActions(QObject):
         settings.setValue("export/folder", str(p.parent))
         return p
 
-    def _export(self, path: Path, **options) -> Path | None:
+    def _write(self, path: Path, **options) -> Path | None:
         try:
             out = export_to(self.document.snapshot(), path, **options)
         except Exception as exc:
@@ -251,6 +261,7 @@ class ExportActions(QObject):
             theme_name=d["theme"],
             colormap=d["colormap"],
             trace=self.document.trace(),
+            weights_range=self.weights_range(),
         )
 
     def copy_figure(self, head=None) -> None:
