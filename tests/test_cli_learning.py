@@ -213,3 +213,6 @@ def test_worksheet_plan_operands_and_greyed_cells():
     # with RoPE the projections stage has rotated panels too: a worksheet can blank them
     sheet = plan_worksheets(roped, "projections", 40, 0)[0]
     assert {"Q̃_0", "K̃_1"} <= {t.title for t in sheet.fill}
+    # a rotated blank comes with what it is computed from: the projection and the angles
+    given = {t.title for t in sheet.given}
+    assert {"Q_0", "K_1"} <= given and any(t.startswith("angle m·ω_j") for t in given)

@@ -14,6 +14,7 @@ import numpy as np
 
 from mha_gui.engine.exercises import Cell, Exercise, answer_text, make_exercise
 from mha_gui.engine.numbers import NumberFormat, fixed_format, minus, num, peak, pretty
+from mha_gui.engine.rope import inverse_frequencies
 from mha_gui.engine.session import Session
 from mha_gui.engine.stage_panels import SessionData, as_stage, make_panel
 from mha_gui.engine.stages import formula_for
@@ -177,6 +178,15 @@ def _operands(session: Session, trace, cell: Cell) -> list[tuple[str, np.ndarray
         return [x, *weight("W_K", g, c.d_k)]
     if kind == "V":
         return [x, *weight("W_V", g, c.d_v)]
+    if kind in ("QR", "KR"):  # RoPE: the projection and each position's angles m·ω_j
+        inv = inverse_frequencies(c.d_k, c.rope_theta, c.rope_scaling)
+        angles = np.arange(c.n)[:, None] * inv[None, :]
+        name, source = (f"Q_{i}", trace.q[i]) if kind == "QR" else (f"K_{g}", trace.k[g])
+        pairs = [f"{j},{j + c.d_k // 2}" for j in range(len(inv))]
+        return [
+            (name, source, tok, _index(c.d_k)),
+            ("angle m·ω_j (radians; pair j, j+d_k/2)", angles, tok, pairs),
+        ]
     if kind == "S":
         if trace.q_rot is not None:
             return [
