@@ -32,7 +32,7 @@ import numpy as np
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.numbers import NumberFormat, num
 from mha_gui.engine.session import Session
-from mha_gui.engine.stage_panels import SessionData, as_stage, describe_stage
+from mha_gui.engine.stage_panels import KINDS, SessionData, as_stage, describe_stage
 from mha_gui.engine.stages import Stage, formula_for
 from mha_gui.engine.values import parse_value
 
@@ -186,14 +186,14 @@ class Exercise:
     group_size: int = 1  # query heads per K/V head (config.group_size)
 
     def _shows(self, cell: Cell, kind: str, head: int | None) -> bool:
-        """Whether panel (kind, head) shows `cell`: K/V panels of every query head of a
-        group show that group's matrix."""
+        """Whether panel (kind, head) shows `cell`: the K/V panels (K, V and, with RoPE,
+        K̃) of every query head of a group show that group's matrix."""
         if cell.kind != kind:
             return False
         if cell.head == head:
             return True
         per = self.group_size
-        shared = kind in ("K", "V") and head is not None and cell.head is not None
+        shared = KINDS[kind].per == "group" and head is not None and cell.head is not None
         return shared and cell.head // per == head // per
 
     def index(self, kind: str, head: int | None, row: int, col: int) -> int | None:

@@ -141,3 +141,15 @@ def test_panel_blanks_and_shared_kv_panels():
     assert {c.symbol for c in k_cells} == {"K_0", "K_1"}
     q_blanks = ex.panel_blanks("Q", 0)
     assert q_blanks == {(c.row, c.col): i for i, c in enumerate(ex.cells) if c.key[:2] == ("Q", 0)}
+
+
+def test_rotated_keys_are_shared_by_a_group_like_k_and_v():
+    gqa = load_preset("gqa")
+    roped = Session(gqa.config.with_changes(rope=True), gqa.tokens, gqa.params)
+    ex = make_exercise(roped, "projections", blanks=60, seed=1)
+    kr_cells = [c for c in ex.cells if c.kind == "KR"]
+    assert kr_cells
+    for head in range(roped.config.h):  # every K̃ panel of a group shows the group's blanks
+        group = roped.config.kv_group(head)
+        expected = {(c.row, c.col) for c in kr_cells if roped.config.kv_group(c.head) == group}
+        assert set(ex.panel_blanks("KR", head)) == expected
