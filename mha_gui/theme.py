@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha_gui.engine.numbers import peak
+
 # Okabe–Ito, colour-blind safe, then a few extra distinct hues for many-head presets.
 HEAD_COLORS = (
     "#0072B2",
@@ -161,13 +163,9 @@ def levels_for(kind: str, *arrays: np.ndarray) -> tuple[float, float]:
     """
     if color_kind(kind) == "weights":
         return (0.0, 1.0)
-    peak = 0.0
-    for a in arrays:
-        finite = np.asarray(a)[np.isfinite(a)]
-        if finite.size:
-            peak = max(peak, float(np.abs(finite).max()))
-    peak = peak if peak > 0 else 1.0
-    return (-peak, peak)
+    top = max((peak(np.asarray(a)) for a in arrays), default=0.0)
+    top = top if top > 0 else 1.0
+    return (-top, top)
 
 
 def colors_for(values: np.ndarray, levels: tuple[float, float], lut: np.ndarray) -> np.ndarray:
