@@ -200,7 +200,6 @@ register_view(
         drawing=diff_view_drawing,
         area="bottom",
         requires=("against",),
-        visible=False,
     )
 )
 register_action(

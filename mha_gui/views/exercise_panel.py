@@ -366,7 +366,6 @@ register_view(
         object_name="exercisePanel",
         create=lambda document, settings: ExercisePanel(document, settings),
         area="right",
-        visible=False,
     )
 )
 register_action(

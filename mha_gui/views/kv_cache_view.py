@@ -329,7 +329,6 @@ register_view(
         create=lambda document, settings: KvCacheView(document, settings),
         drawing=kv_cache_drawing,
         area="bottom",
-        visible=False,
     )
 )
 

@@ -166,7 +166,6 @@ register_view(
         create=lambda document, settings: ModelView(document, settings),
         drawing=model_drawing,
         area="bottom",
-        visible=False,
     )
 )
 

@@ -53,7 +53,6 @@ class ViewSpec:
     drawing: Callable | None = None
     area: str = "right"  # "left", "right" or "bottom"
     requires: tuple[str, ...] = ()
-    visible: bool = True  # shown when the window first opens
 
 
 @dataclass(frozen=True)

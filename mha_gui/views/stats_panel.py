@@ -181,6 +181,5 @@ register_view(
         create=lambda document, settings: StatsPanel(document, settings),
         drawing=None,
         area="right",
-        visible=False,
     )
 )

@@ -413,7 +413,6 @@ register_view(
         object_name="trainPanel",
         create=lambda document, settings: TrainPanel(document, settings),
         area="right",
-        visible=False,
     )
 )
 
