@@ -143,17 +143,19 @@ class ExportActions(QObject):
         self.actions[name] = action
         return action
 
+    def _window(self, getter: str, default: str) -> str:
+        """A display setting as the window shows it (`default` for a bare parent widget)."""
+        get = getattr(self.window, getter, None)
+        return get() if callable(get) else default
+
     def theme(self) -> str:
-        get = getattr(self.window, "theme_name", None)
-        return get() if callable(get) else "light"
+        return self._window("theme_name", "light")
 
     def colormap(self) -> str:
-        get = getattr(self.window, "colormap", None)
-        return get() if callable(get) else DEFAULT_COLORMAP
+        return self._window("colormap", DEFAULT_COLORMAP)
 
     def weights_range(self) -> str:
-        get = getattr(self.window, "weights_range", None)
-        return get() if callable(get) else "fixed"
+        return self._window("weights_range", "fixed")
 
     def defaults(self) -> dict:
         v = self.document.view
