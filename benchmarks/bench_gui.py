@@ -232,7 +232,12 @@ class Watchdog(QObject):
 
 def settled(window) -> bool:
     view = window.attention_view
-    return not window.document.busy and not view._deferred and not view.computing.isVisible()
+    return (
+        not window.document.busy
+        and not view._deferred
+        and not view.building
+        and not view.computing.isVisible()
+    )
 
 
 def watched(app, window, dog: Watchdog, action, timeout: float = 120.0) -> tuple[float, float]:

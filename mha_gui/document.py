@@ -103,7 +103,7 @@ class Document(Recompute, QObject):
 
     def snapshot(self) -> Session:
         """A copy of the whole session, to save or export without holding the live one."""
-        return self.session.copy()
+        return self.session.copy(trusted=True)
 
     def contribution(self, head: int) -> np.ndarray:
         """C_i = Z_i W_O[i·d_v:(i+1)·d_v, :], head i's share of Y (read-only), computed

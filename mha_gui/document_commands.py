@@ -52,7 +52,7 @@ class ReplaceSessionCommand(QUndoCommand):
     def __init__(self, doc: Document, new: Session, text: str):
         super().__init__(text)
         self.doc = doc
-        self.old = doc.session.copy()
+        self.old = doc.session.copy(trusted=True)
         self.new = new.copy()
 
     def redo(self) -> None:

@@ -170,7 +170,7 @@ class Recompute:
     def _start_job(self) -> None:
         """Recompute on a worker thread from a private copy of the numbers, so edits made
         meanwhile (queued, applied after) never race with the computation."""
-        self._engine.session = self.session.copy()
+        self._engine.session = self.session.copy(trusted=True)
         self._start(lambda: self._engine.refresh()[1], self._recomputed)
 
     def _start(self, work, done) -> None:

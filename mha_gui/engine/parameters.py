@@ -50,10 +50,14 @@ def check_array(
         need = "(" + ", ".join(str(s) for s in shape) + ")"
         extra = f" but {dims} needs {need}" if dims else f" but must be {need}"
         raise ValueError(f"{name} has shape {arr.shape}{extra}")
-    if not np.all(np.isfinite(arr)):
+    # a finite sum has finite terms (NaN and inf propagate): one pass, no temporary array,
+    # and the entry-by-entry search only when something is wrong (or the sum overflowed)
+    with np.errstate(over="ignore", invalid="ignore"):
+        finite = bool(np.isfinite(arr.sum()))
+    if not finite and not np.all(np.isfinite(arr)):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise ValueError(f"{name}{list(bad)} is {arr[bad]}: every entry must be a finite number")
-    if limit is not None and arr.size and np.abs(arr).max() > limit:
+    if limit is not None and arr.size and (arr.max() > limit or arr.min() < -limit):
         bad = tuple(int(i) for i in np.argwhere(np.abs(arr) > limit)[0])
         raise ValueError(f"{name}{list(bad)} is {arr[bad]:g}: values must be within ±{limit:g}")
     return arr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import unicodedata
 from collections.abc import Callable
@@ -82,8 +83,11 @@ class Session:
             ablate=self.config.ablate,
         )
 
-    def copy(self) -> Session:
-        return Session(
+    def copy(self, trusted: bool = False) -> Session:
+        """An independent copy, validated again unless `trusted`: a document's own
+        session, whose every edit was checked, need not be (n = 2048, d_model 768: the
+        checks cost ~10 ms of the UI thread's time per copy)."""
+        parts = (
             self.config,
             list(self.tokens),
             self.params.copy(),
@@ -91,6 +95,11 @@ class Session:
             None if self.mask is None else self.mask.copy(),
             self.source,
         )
+        if not trusted:
+            return Session(*parts)
+        twin = object.__new__(Session)
+        twin.config, twin.tokens, twin.params, twin.view, twin.mask, twin.source = parts
+        return twin
 
 
 def validate_source(source) -> str:
@@ -106,6 +115,11 @@ def validate_source(source) -> str:
     return source
 
 
+# Unicode's control characters (category Cc) are exactly these code points; one regular
+# expression search per token instead of a category lookup per character (n = 2048: 4 ms).
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def validate_tokens(tokens, n: int) -> list[str]:
     if not isinstance(tokens, (list, tuple)):
         raise ValueError(f"tokens must be a list of {n} strings")
@@ -116,7 +130,7 @@ def validate_tokens(tokens, n: int) -> list[str]:
             raise ValueError(f"tokens[{i}] must be a string, got {tok!r}")
         if not tok.strip():
             raise ValueError(f"tokens[{i}] is empty: every token needs a label")
-        if any(unicodedata.category(ch) == "Cc" for ch in tok):
+        if CONTROL.search(tok):
             raise ValueError(
                 f"tokens[{i}] contains a control character (newline, tab...): "
                 f"a token label is one line of text"

@@ -11,7 +11,9 @@ H, which every edit touches. A single colour bar on the right gives the stage's 
 from __future__ import annotations
 
 import math
+import time
 from collections import OrderedDict
+from functools import partial
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QTimer, Signal
@@ -48,6 +50,7 @@ from mha_gui.views.stage_scene import (
     grid_fits,
     group_min_width,
     make_readable,
+    planned_cells,
     scroll_holder,
     stage_groups,
 )
@@ -56,6 +59,12 @@ from mha_gui.views.stage_titles import StageTitles
 # A stage whose panels hold more cells than this prepares its images off the UI thread
 # (n = 2048, 12 heads: 50 M score cells to scan and reduce); smaller ones draw at once.
 PREPARE_CELLS = 2_000_000
+# A stage whose panels hold more cells than this is built a few heads per event-loop turn,
+# each turn ending once it has run BUILD_SLICE_S (n = 2048, 12 heads: the projections
+# stage's 36 plots took ~110 ms in one go); "computing…" shows until the last head is in.
+# Smaller stages are built at once (a toy stage in a few milliseconds).
+CHUNK_CELLS = 1_000_000
+BUILD_SLICE_S = 0.012
 
 
 class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidget):
@@ -91,6 +100,9 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         self.scene = self._new_scene()
 
         self._rebuild_timer = self._single_shot(self.rebuild)
+        self._build_timer = self._single_shot(self._continue_build)
+        self._trash: list[StageScene] = []  # discarded canvases still to clear
+        self._trash_timer = self._single_shot(self._empty_trash)
         self._relayout_timer = self._single_shot(self._relayout)
         # titles and axes know their sizes once laid out: the scroll area's room then
         self._fit_timer = self._single_shot(lambda: fit_canvas(self.scene))
@@ -142,6 +154,11 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
     @property
     def stage_name(self) -> str:
         return STAGES[self.document.view.stage].name
+
+    @property
+    def building(self) -> bool:
+        """Is a large stage still being built, a few heads per event-loop turn?"""
+        return self.scene.building is not None
 
     # ------------------------------------------------------------------ public ----
     def _pt(self, size: float) -> str:
@@ -226,9 +243,21 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         return StageScene(self.document.view.stage, canvas, holder)
 
     def _discard(self, scene: StageScene) -> None:
+        """Drop a stage's canvas: out of the stack now, its items cleared in a later
+        turn (one canvas a turn: clearing a large stage's items takes ~10 ms)."""
+        scene.building = None
         self._stack.removeWidget(scene.holder)
-        scene.canvas.clear()
-        scene.holder.deleteLater()
+        scene.holder.hide()
+        self._trash.append(scene)
+        self._trash_timer.start()
+
+    def _empty_trash(self) -> None:
+        if self._trash:
+            scene = self._trash.pop(0)
+            scene.canvas.clear()
+            scene.holder.deleteLater()
+        if self._trash:
+            self._trash_timer.start()
 
     def _switch_stage(self) -> None:
         """Show the current stage: its kept canvas brought up to date, or a new one."""
@@ -239,7 +268,10 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         if self._rebuild_timer.isActive():
             self.rebuild()  # the shapes or the config changed: nothing kept is valid
             return
-        self._scenes[self.scene.stage] = self.scene
+        if self.building:
+            self._discard(self.scene)  # half built: not worth keeping
+        else:
+            self._scenes[self.scene.stage] = self.scene
         kept = self._scenes.pop(stage, None)
         if kept is not None and self._fits(kept.grid_cols):
             self.scene = kept
@@ -266,7 +298,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             self._discard(old)
 
     def _build(self) -> None:
-        """Create every panel of the current stage in the (empty) current canvas."""
+        """Create every panel of the current stage in the (empty) current canvas: at once,
+        or for a large stage a few heads per event-loop turn (`_continue_build`)."""
         self.rebuild_count += 1
         doc = self.document
         c = doc.config
@@ -281,6 +314,25 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         scene.grid_cols = ncols
         nrows = math.ceil(len(groups) / ncols)
         lut = theme.colormap_for(plan.color, self._colormap)
+        work = self._add_groups(scene, groups, ncols, pal, lut)
+        finish = partial(self._finish_build, scene, lut, nrows)
+        if planned_cells(groups, c, doc.tokens) > CHUNK_CELLS:
+            # nothing is painted until every head is in: a half-built grid re-laid out and
+            # repainted at each step would cost more than the build
+            scene.canvas.setUpdatesEnabled(False)
+            scene.building = work
+            scene.finish = finish
+            self._continue_build()
+            self._sync_mark()
+        else:
+            for _ in work:
+                pass
+            finish()
+
+    def _add_groups(self, scene: StageScene, groups: list[Group], ncols: int, pal, lut):
+        """Add each group's cell to the grid, yielding after each one."""
+        doc = self.document
+        c = doc.config
         many = len(groups) > 4
         for idx, group in enumerate(groups):
             # filled before it joins the canvas: pyqtgraph re-lays out the whole layout
@@ -329,8 +381,31 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             if len(group.kinds) > 1:
                 cell.layout.setRowStretchFactor(1, 1)
             scene.canvas.ci.addItem(cell, row=idx // ncols, col=idx % ncols)
+            yield
+
+    def _continue_build(self) -> None:
+        """Add heads to a large stage until this turn has run BUILD_SLICE_S, then let the
+        event loop breathe (paint, input) and go on in the next turn."""
+        scene = self.scene
+        if scene.building is None:
+            return
+        start = time.perf_counter()
+        for _ in scene.building:
+            if time.perf_counter() - start > BUILD_SLICE_S:
+                self._build_timer.start()
+                return
+        scene.building = None
+        scene.canvas.setUpdatesEnabled(True)
+        scene.finish()
+        self._sync_mark()
+
+    def _finish_build(self, scene: StageScene, lut, nrows: int) -> None:
+        """Every head is in: bands, the colour bar, labels, pixels, highlights, room."""
+        pal = theme.palette(self._theme)
         if ("H", -1) in scene.panels:
-            extras, outlines = add_concat_bands(scene.panels[("H", -1)].plot, c, pal)
+            extras, outlines = add_concat_bands(
+                scene.panels[("H", -1)].plot, self.document.config, pal
+            )
             scene.extras += extras
             scene.band_outline.update(outlines)
         # a large stage's levels come with its images, prepared off the UI thread
@@ -340,7 +415,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         scene.colorbar = ColorBar(
             lut, scene.levels, label, pal, self._zoom, self._format(scene.levels)
         )
-        scene.canvas.ci.addItem(scene.colorbar, row=0, col=ncols, rowspan=nrows)
+        scene.canvas.ci.addItem(scene.colorbar, row=0, col=scene.grid_cols, rowspan=nrows)
         self._relabel()
         self._update_all()
         self._update_highlights()
@@ -371,6 +446,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         heads whose output contribution changed. A large stage is prepared off the UI
         thread (`_prepare_off_thread`)."""
         scene = self.scene
+        if scene.building is not None:
+            return  # every panel is drawn when the last one is in (_finish_build)
         if heads is ALL:
             stale = None
         else:

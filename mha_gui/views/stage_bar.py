@@ -41,8 +41,10 @@ from mha_gui import theme
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.display_options import bind_display
 from mha_gui.views.flow_layout import FlowLayout
+from mha_gui.views.token_list_model import TokenListModel
 
 PLAY_INTERVAL_MS = 1200
+QUERY_CHARS = 24  # the query selector's width at most, in characters (longer labels elide)
 # Next / Previous stage from anywhere in the window, even inside a matrix editor: tables
 # use the arrows, Home/End and PgUp/PgDown to move, text fields Ctrl+arrows, but neither
 # Ctrl+PgUp/PgDown (spreadsheets use it for the next sheet, browsers for the next tab).
@@ -176,7 +178,12 @@ class StageBar(QWidget):
         self.query_selector.setObjectName("querySelector")
         self.query_selector.setAccessibleName("Query token")
         self.query_selector.setToolTip("Query token: outlines its row in every head")
-        self.query_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # as wide as the longest label (up to QUERY_CHARS): measured from the labels'
+        # lengths, not by asking the model for every one of up to thousands of rows
+        self.query_selector.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.query_selector.setModel(TokenListModel(self.query_selector))
         head_label = QLabel("Inspect &head")
         head_label.setBuddy(self.head_selector)
         query_label = QLabel("&Query token")
@@ -348,11 +355,12 @@ class StageBar(QWidget):
     def _fill_queries(self) -> None:
         combo = self.query_selector
         combo.blockSignals(True)
-        combo.clear()
-        for i, token in enumerate(self.document.tokens):
-            combo.addItem(token)
-            combo.setItemData(i, f"token {i}", Qt.ItemDataRole.ToolTipRole)
-        combo.setCurrentIndex(self.document.view.query)
+        tokens = self.document.tokens
+        combo.model().set_tokens(tokens)
+        longest = max((len(t) for t in tokens), default=1)
+        combo.setMinimumContentsLength(max(3, min(QUERY_CHARS, longest)))
+        if combo.currentIndex() != self.document.view.query:
+            combo.setCurrentIndex(self.document.view.query)
         combo.blockSignals(False)
 
     def _sync_view(self) -> None:

@@ -63,13 +63,18 @@ class StageImages:
                 panel.relevel(levels, fmt)
 
     def _on_busy(self, busy: bool) -> None:
-        self.computing.setVisible(busy)
-        if busy:
+        self._sync_mark()
+        if not busy and self._deferred:
+            self._run_deferred(changed=False)
+
+    def _sync_mark(self) -> None:
+        """ "computing…" while the worker runs or a large stage is still being built."""
+        shown = self.document.busy or self.building
+        self.computing.setVisible(shown)
+        if shown:
             self.computing.adjustSize()
             self.computing.move(self.width() - self.computing.width() - 8, 6)
             self.computing.raise_()
-        elif self._deferred:
-            self._run_deferred(changed=False)
 
     def _run_deferred(self, changed: bool) -> None:
         """The stage switch or rebuild that waited for the worker (`changed`: the numbers

@@ -8,6 +8,7 @@ shown again, brings it up to date with what changed while it was hidden.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
@@ -81,6 +82,11 @@ def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
     return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
 
 
+def planned_cells(groups: list[Group], config, tokens) -> int:
+    """The cells a stage's panels will hold (before any of them is built)."""
+    return sum(config.n * len(KINDS[k].columns(config, tokens)) for g in groups for k in g.kinds)
+
+
 def make_readable(panel: HeatmapPanel) -> None:
     """Give a panel's view box the room of readable cells (min_side of its shape)."""
     vb = panel.plot.getViewBox()
@@ -122,6 +128,8 @@ class StageScene:
     pending: tuple | None = None
     relabel: bool = False  # tokens renamed while hidden
     prepare_token: object = None  # the newest off-thread preparation of this scene
+    building: Iterator | None = None  # the heads still to add to a large stage
+    finish: Callable[[], None] | None = None  # what completes it once they are in
 
     @property
     def cells(self) -> int:

@@ -211,3 +211,35 @@ def test_failed_write_leaves_nothing_and_keeps_old_file(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.json"]
     with pytest.raises(ValueError, match="does not exist"):
         save_session(s, tmp_path / "no" / "x.json")
+
+
+def test_a_trusted_copy_equals_a_checked_one_and_shares_nothing():
+    from mha_gui.engine.presets import random_session
+
+    s = random_session(seed=1, tokens=5, d_model=4, heads=2)
+    s.mask = np.zeros((5, 5), bool)
+    for copy in (s.copy(), s.copy(trusted=True)):
+        assert type(copy) is type(s) and copy.tokens == s.tokens and copy.view == s.view
+        assert copy.config == s.config and copy.source == s.source
+        for name, array in s.params.as_dict().items():
+            other = copy.params.as_dict()[name]
+            np.testing.assert_array_equal(other, array)
+            assert not np.shares_memory(other, array)
+        assert not np.shares_memory(copy.mask, s.mask) and copy.tokens is not s.tokens
+    s.params.W_Q[0, 0, 0] = np.nan  # an untrusted copy checks again; a trusted one does not
+    with pytest.raises(ValueError, match=r"W_Q\[0, 0, 0\] is nan"):
+        s.copy()
+    assert np.isnan(s.copy(trusted=True).params.W_Q[0, 0, 0])
+
+
+def test_parameter_checks_name_the_bad_entry_when_a_sum_overflows_or_hides_a_nan():
+    from mha_gui.engine.parameters import check_array
+
+    big = np.full((2, 3), 1e308)  # finite entries whose sum overflows
+    assert check_array("X", big, (2, 3)) is not None
+    bad = np.zeros((2, 3))
+    bad[1, 2] = -np.inf
+    with pytest.raises(ValueError, match=r"X\[1, 2\] is -inf"):
+        check_array("X", bad, (2, 3))
+    with pytest.raises(ValueError, match=r"X\[0, 1\] is -2e\+06: values must be within ±1e\+06"):
+        check_array("X", [[0, -2e6, 1], [0, 0, 0]], (2, 3), limit=1e6)

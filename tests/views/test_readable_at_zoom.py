@@ -34,6 +34,7 @@ def test_every_panel_is_readable(qtbot, preset, zoom):
     view = w.attention_view
     for stage in STAGES:
         w.document.set_stage(stage.index)
+        qtbot.waitUntil(lambda: not view.building)  # a large stage builds over turns
         QApplication.processEvents()
         QApplication.processEvents()
         assert w.width() <= 1280 and w.height() <= 720

@@ -146,3 +146,22 @@ def test_play_steps_to_the_end_and_stops(qtbot, window):
     bar.set_playing(True)
     assert doc.view.stage == 0
     bar.set_playing(False)
+
+
+def test_query_selector_holds_a_long_sentence_with_tooltips_and_a_bounded_width(window):
+    from mha_gui.engine.presets import random_session
+
+    bar, _, _ = window
+    doc = bar.document
+    combo = bar.query_selector
+    session = random_session(seed=2, tokens=300, d_model=4, heads=1)
+    session.tokens[7] = "a-long-token-label-that-goes-on-and-on"
+    doc.open_session(session)
+    assert combo.count() == 300 and combo.itemText(299) == session.tokens[299]
+    assert combo.itemData(5, Qt.ItemDataRole.ToolTipRole) == "token 5"
+    short = combo.sizeHint().width()
+    doc.set_query(7)
+    assert combo.currentText() == session.tokens[7]
+    doc.open_session(random_session(seed=2, tokens=300, d_model=4, heads=1))
+    assert combo.sizeHint().width() < short  # as wide as the longest label, capped
+    assert combo.sizeHint().width() >= combo.fontMetrics().horizontalAdvance("t299")
