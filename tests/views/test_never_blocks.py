@@ -92,3 +92,37 @@ def test_a_large_panel_is_drawn_from_a_reduced_image_with_exact_tooltips(qtbot, 
     panel = view.panels[("A", 0)]
     assert panel.step == (2, 2) and panel.image.image.shape == (276, 276)
     assert "A_0[300,7]" in view.cell_tooltip("A", 0, 300, 7)
+
+
+def test_every_worker_recompute_equals_a_fresh_forward_across_masks_and_configs(qtbot, off_thread):
+    """The worker reuses its copy of the numbers between jobs: a mask, a new mask shape,
+    a config change and plain edits each settle on exactly the fresh forward."""
+    doc = Document(random_session(seed=8, tokens=5, d_model=8, heads=2))
+    settled(qtbot, doc)
+
+    def exact():
+        settled(qtbot, doc)
+        fresh = doc.snapshot().run()
+        np.testing.assert_allclose(doc.trace().weights, fresh.weights, atol=1e-12)
+        np.testing.assert_allclose(doc.trace().output, fresh.output, atol=1e-12)
+
+    doc.set_value("X", (1, 1), 0.7)
+    exact()
+    doc.toggle_blocked(3, 1)
+    exact()
+    doc.toggle_blocked(2, 0)  # a second block: the worker's mask is overwritten
+    exact()
+    doc.toggle_blocked(3, 1)
+    exact()
+    doc.set_value("W_O", (0, 2), -0.4)
+    exact()
+    doc.set_causal(True)
+    exact()
+    doc.open_session(random_session(seed=9, tokens=7, d_model=8, heads=2))
+    exact()
+    doc.toggle_blocked(6, 2)
+    doc.set_value("W_V", (1, 3, 0), 1.5)
+    exact()
+    doc.undo_stack.undo()
+    doc.undo_stack.undo()
+    exact()
