@@ -268,7 +268,10 @@ def bench_stalls(app, window, quick: bool) -> list[tuple[str, float, float]]:
         print(f"n=2048 {name:28s} worst stall {fmt(worst)} ms   settled in {fmt(took)} ms")
 
     session = random_session(seed=3, tokens=2048, d_model=768, heads=12)
-    run("open", lambda: doc.open_session(session))
+    # handed over, as File ▸ Open and presets do (no copy); a caller's session is copied
+    run("open (handed over)", lambda: doc.open_session(session, owned=True))
+    again = random_session(seed=4, tokens=2048, d_model=768, heads=12)
+    run("open again (copied)", lambda: doc.open_session(again))
     for stage in [*range(1, 7), 0]:
         run(f"stage → {stage}", lambda s=stage: doc.set_stage(s))
     doc.set_stage(3)

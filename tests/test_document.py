@@ -201,3 +201,23 @@ def test_mask_and_causal_combine_and_survive_save(doc, tmp_path):
     other.open_file(path)
     assert other.session.mask[3, 0] and other.config.causal
     other.deleteLater()
+
+
+def test_an_owned_session_is_taken_without_a_copy_and_a_bad_one_changes_nothing():
+    from mha_gui.engine.presets import random_session
+
+    doc = Document()
+    before = doc.snapshot()
+    session = random_session(seed=4, tokens=6, d_model=4, heads=2)
+    doc.open_session(session, owned=True)
+    assert np.shares_memory(doc.matrix("X"), session.params.X)
+    np.testing.assert_allclose(doc.trace().output, session.run().output)
+    doc.open_session(before)
+    doc.set_value("X", (0, 1), 0.5)  # an edit to undo: the refusal keeps the history
+    bad = random_session(seed=4, tokens=6, d_model=4, heads=2)
+    bad.params.X[0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"X\[0, 0\] is nan"):
+        doc.open_session(bad, owned=True)
+    assert doc.undo_stack.canUndo() and doc.matrix("X")[0, 1] == 0.5
+    doc.undo_stack.undo()
+    np.testing.assert_array_equal(doc.matrix("X"), before.params.X)

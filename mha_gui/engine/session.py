@@ -83,6 +83,18 @@ class Session:
             ablate=self.config.ablate,
         )
 
+    def checked(self) -> Session:
+        """This session's numbers validated again, in a new Session that shares them
+        (float64 arrays are not copied): for a session nobody else holds on to."""
+        return Session(
+            self.config,
+            list(self.tokens),
+            self.params,
+            ViewState(self.view.stage, self.view.head, self.view.query),
+            self.mask,
+            self.source,
+        )
+
     def copy(self, trusted: bool = False) -> Session:
         """An independent copy, validated again unless `trusted`: a document's own
         session, whose every edit was checked, need not be (n = 2048, d_model 768: the

@@ -57,8 +57,9 @@ from mha_gui.views.stage_scene import (
 from mha_gui.views.stage_titles import StageTitles
 
 # A stage whose panels hold more cells than this prepares its images off the UI thread
-# (n = 2048, 12 heads: 50 M score cells to scan and reduce); smaller ones draw at once.
-PREPARE_CELLS = 2_000_000
+# (n = 2048, 12 heads: 50 M score cells to scan and reduce; X alone, 1.6 M cells: ~20 ms);
+# smaller ones draw at once.
+PREPARE_CELLS = 1_000_000
 # A stage whose panels hold more cells than this is built a few heads per event-loop turn,
 # each turn ending once it has run BUILD_SLICE_S (n = 2048, 12 heads: the projections
 # stage's 36 plots took ~110 ms in one go); "computing…" shows until the last head is in.
@@ -408,9 +409,9 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             )
             scene.extras += extras
             scene.band_outline.update(outlines)
-        # a large stage's levels come with its images, prepared off the UI thread
-        big = scene.cells > PREPARE_CELLS
-        scene.levels = stage_levels(scene.stage, []) if big else self._stage_levels()
+        # the stage's levels come with its pixels (_update_all: at once, or for a large
+        # stage from the worker that prepares its images)
+        scene.levels = stage_levels(scene.stage, [])
         label = bar_label(scene.stage, self._weights_range)
         scene.colorbar = ColorBar(
             lut, scene.levels, label, pal, self._zoom, self._format(scene.levels)

@@ -282,7 +282,7 @@ class Recovery:
             QMessageBox.critical(self, "Cannot recover", f"{lost.data}:\n{exc}")
             lost.remove()
             return False
-        self.document.open_session(session, path=lost.origin)
+        self.document.open_session(session, path=lost.origin, owned=True)
         self.document.undo_stack.resetClean()  # recovered work is not saved anywhere yet
         self._update_title()
         self.autosave()  # now this process's autosave holds it …

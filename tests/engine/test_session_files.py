@@ -243,3 +243,14 @@ def test_parameter_checks_name_the_bad_entry_when_a_sum_overflows_or_hides_a_nan
         check_array("X", bad, (2, 3))
     with pytest.raises(ValueError, match=r"X\[0, 1\] is -2e\+06: values must be within ±1e\+06"):
         check_array("X", [[0, -2e6, 1], [0, 0, 0]], (2, 3), limit=1e6)
+
+
+def test_a_checked_session_shares_float64_numbers_and_refuses_bad_ones():
+    from mha_gui.engine.presets import random_session
+
+    s = random_session(seed=3, tokens=4, d_model=4, heads=2)
+    same = s.checked()
+    assert same is not s and np.shares_memory(same.params.X, s.params.X)
+    s.params.W_K[1, 0, 0] = np.inf
+    with pytest.raises(ValueError, match=r"W_K\[1, 0, 0\] is inf"):
+        s.checked()
