@@ -378,6 +378,7 @@ class Document(Recompute, QObject):
 
     # -------------------------------------------------------------- internals -------
     def _write(self, name: str, index: tuple, value: np.ndarray) -> None:
+        self._before_write()  # the worker may be reading these very arrays
         array = self.session.params.as_dict()[name]
         array[index] = value
         head = index[0] if name in HEADED and isinstance(index[0], (int, np.integer)) else None

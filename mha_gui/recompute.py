@@ -11,6 +11,7 @@ that changed (a `TraceChange`) or None for everything.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import numpy as np
@@ -58,7 +59,9 @@ class _Job(QRunnable):
         except Exception as exc:
             self.result = (None, exc)
         self.idle.set()
-        self.finished.done.emit(self)
+        # RuntimeError: the document was deleted meanwhile (its window closed), nobody waits
+        with contextlib.suppress(RuntimeError):
+            self.finished.done.emit(self)
 
 
 class Recompute:
@@ -79,7 +82,8 @@ class Recompute:
         self._queued: list[tuple] = []  # engine marks/resets made while a job runs
         self._job: _Job | None = None
         self._requests: list[tuple] = []  # run_off_thread calls waiting for the worker
-        self._private = None  # the worker's copy of the session (see _private_copy)
+        self._private = None  # the worker's own copy of the session (_worker_session)
+        self._sharing = False  # the running recompute reads the document's own session
         if self.asynchronous:
             self._changed_heads = None
             self._start_job()  # the window opens at once; panels say "computing…"
@@ -94,7 +98,7 @@ class Recompute:
         `traceChanged` says it is ready, so only an export or a tooltip ever waits). While
         a view only prepares its images from the trace, nothing writes it: returned at once."""
         job = self._job
-        preparing = self.busy and job.on_done is not self._recomputed
+        preparing = self.busy and not self._recomputing(job)
         if preparing and not self._queued and not self._engine.is_dirty:
             # a view preparing its images only reads the trace: it is up to date already
             return self._engine.trace
@@ -112,11 +116,17 @@ class Recompute:
 
         return TraceData(self.config, self.tokens, self.session.params, self._engine.trace)
 
+    def _recomputing(self, job: _Job | None) -> bool:
+        """Is `job` a recompute (rather than a view preparing its images)? (A bound method
+        is a new object at each access: compared with ==, not `is`.)"""
+        return job is not None and job.on_done == self._recomputed
+
     @property
     def computing(self) -> bool:
         """A large layer's recompute is running or due: views that read the trace wait for
-        `traceChanged` (reading it now would recompute on the UI thread)."""
-        if self.busy:
+        `traceChanged` (reading it now would recompute on the UI thread). A view preparing
+        its images on the worker does not count: nothing writes the trace meanwhile."""
+        if self.busy and self._recomputing(self._job):
             return True
         return self.asynchronous and (self._engine.is_dirty or bool(self._queued))
 
@@ -172,19 +182,23 @@ class Recompute:
     def _start_job(self) -> None:
         """Recompute on a worker thread from a private copy of the numbers, so edits made
         meanwhile (queued, applied after) never race with the computation."""
-        self._engine.session = self._private_copy()
+        self._engine.session = self._worker_session()
         self._start(lambda: self._engine.refresh()[1], self._recomputed)
 
-    def _private_copy(self):
-        """The document's numbers in the worker's own arrays: the last job's, overwritten
-        when the shapes match. At n = 2048, d_model 768 a fresh copy is 28 MB of new pages,
-        whose first touch cost ~40 ms of the UI thread; copying into touched ones, ~5 ms.
-        Nothing else reads them between jobs (a trace made from them is recomputed from
-        them in the next job, and views wait for it)."""
+    def _worker_session(self):
+        """The numbers the worker recomputes from, which no edit may touch meanwhile.
+
+        The worker's own arrays when it has some of the right shapes (the last job's,
+        overwritten: at n = 2048, d_model 768 a fresh 28 MB copy costs ~40 ms of page
+        faults on the UI thread, a copy into touched pages ~5 ms). Otherwise — a layer
+        just opened — the document's own session, copied only if an edit arrives before
+        the job ends (`_before_write`). Nothing else reads the worker's arrays between
+        jobs: a trace made from them is recomputed in the next job, and views wait."""
         s, p = self.session, self._private
         if p is None or p.config != s.config:
-            self._private = s.copy(trusted=True)
-            return self._private
+            self._private = None
+            self._sharing = True
+            return s
         for name, array in s.params.as_dict().items():
             np.copyto(getattr(p.params, name), array)
         if s.mask is not None and p.mask is not None and p.mask.shape == s.mask.shape:
@@ -194,6 +208,15 @@ class Recompute:
         p.tokens, p.source = list(s.tokens), s.source
         p.view = type(s.view)(s.view.stage, s.view.head, s.view.query)
         return p
+
+    def _before_write(self) -> None:
+        """An edit while the worker reads the document's own session: the document moves
+        to a copy, and the worker's session becomes its arrays for later jobs."""
+        if self._sharing and self._engine.session is self.session:
+            shared = self.session
+            self.session = shared.copy(trusted=True)
+            self._private = shared
+            self._sharing = False
 
     def _start(self, work, done) -> None:
         self.busy = True
@@ -207,15 +230,19 @@ class Recompute:
         if not self.busy or job is not self._job:
             return  # already handled by a trace() that waited for it
         self.busy = False
-        self._job = None  # its closures (a view's scene) are not kept alive
+        self._job = None
+        recompute, done = self._recomputing(job), job.on_done
         value, error = job.result
-        if job.on_done is not self._recomputed:
+        # its closures (a view's scene) are not kept alive by the thread pool's reference
+        job.work = job.on_done = None
+        job.result = (None, None)
+        if not recompute:
             # a view's preparation: the edits made meanwhile are now the engine's to do
             self._apply_queued()
             if error is not None:
                 self.computeFailed.emit(str(error))
             else:
-                job.on_done(value)
+                done(value)
             self.busyChanged.emit(False)
             self._next_job()
             return
@@ -239,6 +266,7 @@ class Recompute:
             self._schedule()  # edits made while it ran: the newest numbers next
 
     def _recomputed(self, heads, error=None) -> None:
+        self._sharing = False
         self._engine.session = self.session
         self._apply_queued()
         if error is not None:

@@ -318,14 +318,15 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         work = self._add_groups(scene, groups, ncols, pal, lut)
         finish = partial(self._finish_build, scene, lut, nrows)
         if planned_cells(groups, c, doc.tokens) > CHUNK_CELLS:
-            # nothing is painted until every head is in: a half-built grid re-laid out and
-            # repainted at each step would cost more than the build
-            scene.canvas.setUpdatesEnabled(False)
+            # nothing but the background is painted until every head is in: a half-built
+            # grid re-laid out and repainted at each step would cost more than the build
+            scene.canvas.ci.setVisible(False)
             scene.building = work
             scene.finish = finish
             self._continue_build()
             self._sync_mark()
         else:
+            scene.canvas.ci.setVisible(True)  # the canvas may have held a half-built stage
             for _ in work:
                 pass
             finish()
@@ -396,7 +397,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
                 self._build_timer.start()
                 return
         scene.building = None
-        scene.canvas.setUpdatesEnabled(True)
+        scene.canvas.ci.setVisible(True)
         scene.finish()
         self._sync_mark()
 

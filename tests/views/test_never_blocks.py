@@ -126,3 +126,60 @@ def test_every_worker_recompute_equals_a_fresh_forward_across_masks_and_configs(
     doc.undo_stack.undo()
     doc.undo_stack.undo()
     exact()
+
+
+def test_an_edit_while_the_worker_reads_the_opened_numbers_leaves_them_alone(
+    qtbot, off_thread, monkeypatch
+):
+    """The first recompute of an opened layer reads the document's own arrays (no copy);
+    an edit made meanwhile moves the document to a copy instead of writing under the
+    worker, and the result that arrives is recomputed with the edit."""
+    import threading
+
+    from mha_gui.engine import incremental
+
+    doc = Document(random_session(seed=10, tokens=5, d_model=8, heads=2))
+    settled(qtbot, doc)
+    gate, seen = threading.Event(), []
+    refresh = incremental.IncrementalTrace.refresh
+
+    def slow_refresh(engine):
+        gate.wait(10)  # the worker holds on until the edit below is made
+        seen.append(float(engine.session.params.X[0, 0]))
+        return refresh(engine)
+
+    monkeypatch.setattr(incremental.IncrementalTrace, "refresh", slow_refresh)
+    opened = random_session(seed=11, tokens=6, d_model=8, heads=2)
+    original = float(opened.params.X[0, 0])
+    doc.open_session(opened, owned=True)  # handed over: its arrays are the document's
+    try:
+        qtbot.waitUntil(lambda: doc.busy)  # its recompute starts in the next turn
+        doc.set_value("X", (0, 0), 4.25)
+        assert opened.params.X[0, 0] == original  # the worker's arrays were not written
+    finally:
+        gate.set()
+    settled(qtbot, doc)
+    assert seen[0] == original and 4.25 in seen  # then a job with the edit
+    fresh = doc.snapshot().run()
+    assert fresh.output is not None and doc.matrix("X")[0, 0] == 4.25
+    np.testing.assert_allclose(doc.trace().output, fresh.output, atol=1e-12)
+
+
+def test_the_query_strip_shows_a_large_layer_opened_while_a_stage_prepares_its_images(
+    qtbot, show_widget, off_thread
+):
+    """Opening a large layer: the recompute, then the stage's images prepared on the
+    worker; the query strip (which waits for the recompute) must not wait for the images
+    forever, and shows the new layer's numbers."""
+    from mha_gui.views.query_strip import QueryStrip
+
+    doc = Document(random_session(seed=5, tokens=4, d_model=8, heads=2))
+    view = show_widget(AttentionView(doc), 700, 400)
+    strip = show_widget(QueryStrip(doc), 700, 160)
+    settled(qtbot, doc)
+    doc.open_session(random_session(seed=12, tokens=9, d_model=8, heads=3), owned=True)
+    qtbot.waitUntil(lambda: not doc.busy and not view.building, timeout=20_000)
+    settled(qtbot, doc)
+    t, v = doc.trace(), doc.view
+    np.testing.assert_allclose(strip.panels["s"].matrix, t.scores[v.head, v.query][None])
+    assert strip.panels["heads"].matrix.shape == (3, 9)
