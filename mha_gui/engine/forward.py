@@ -19,8 +19,8 @@ from mha_gui.engine import buffers
 from mha_gui.engine import rope as rope_mod
 from mha_gui.engine.config import ablate_heads
 from mha_gui.engine.rope import RoPE, as_rope
-from mha_gui.engine.row_softmax import parallel_rows, softmax_rows
-from mha_gui.engine.validation import all_finite, validate_inputs
+from mha_gui.engine.row_softmax import blas_threads, parallel_rows, softmax_rows
+from mha_gui.engine.validation import all_finite_many, validate_inputs
 
 
 @dataclass
@@ -235,8 +235,9 @@ def mix_step(weights, v, out, heads=None) -> None:
         np.matmul(weights[i], v[i // group], out=out[i])
 
 
-# Above this many bytes of h×n×n scores the softmax runs on every core; below, one
-# batched call per step costs fewer Python calls.
+# Above this many bytes of h×n×n scores every step runs on every core (`run_all_cores`,
+# or only the softmax where BLAS's threads cannot be switched off); below, one batched
+# call per step costs fewer Python calls.
 PARALLEL_ABOVE_BYTES = 1024 * 1024
 # Above this, scores and weights together outgrow a typical L3 cache and the softmax goes
 # in cache-sized row blocks (n=512, h=12: float64 0.8 ms faster; float32, half the size,
@@ -254,6 +255,85 @@ def output_step(concat, w_o, b_o, out) -> None:
     np.matmul(concat, w_o, out=out)
     if b_o is not None:
         out += b_o
+
+
+# ---------------------------------------------------------- on every core ---------
+# The softmax block of `attend_head`. A head's scores come straight from their product
+# and are still in the (L3) cache, so smaller blocks only add Python calls: at n=512 a
+# whole head (2 MB in float64) in one block ran the attention 10–15 % faster than
+# 256 KB blocks. Larger heads still go in blocks of this size.
+HEAD_BLOCK_BYTES = 2 * 1024 * 1024
+
+
+def attend_head(q, k, v, scale: float, blocked, any_blocked: bool, t_out, i: int) -> None:
+    """Query head i from its scores to its Z_i, while its n×n block is still in cache.
+
+    The same arithmetic as `scores_step`, the row softmax and `mix_step` for one head,
+    but run back to back: the scores go into the trace and straight into the softmax,
+    and the weights straight into A·V, each read from the cache instead of memory.
+    """
+    scores, weights, heads = t_out
+    g = i // (q.shape[0] // k.shape[0])
+    np.matmul(q[i] * scale, k[g].T, out=scores[i])
+    if any_blocked:
+        np.putmask(scores[i], blocked, -np.inf)
+    softmax_rows(scores[i], weights[i], HEAD_BLOCK_BYTES)
+    np.matmul(weights[i], v[g], out=heads[i])
+
+
+def run_all_cores(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> None:
+    """`run_all` for large layers, as independent jobs shared by every core.
+
+    Call it with BLAS single-threaded (`blas_threads.single()`): each thread then runs
+    whole jobs — one head's projection, one head's attention from scores to Z_i, a
+    block of output rows — with no BLAS threads spinning beside it. Splitting the work
+    this way also needs no packed copy of the weights (each head's X W_i is its own
+    product) and keeps each head's n×n scores in cache from the product to A·V.
+
+    One cost remains outside our control: for ~0.1 s after a multi-threaded BLAS call
+    elsewhere in the process, OpenBLAS's idle threads still spin and slow these jobs
+    (n=512 float64 measured ~50 ms instead of ~39 right after one; the old path, BLAS
+    threads plus a threaded softmax, ~45 ms either way). Back-to-back passes never
+    wake BLAS's threads and run at full speed.
+    """
+    projections = [
+        (w, b, out, i)
+        for w, b, out in zip((w_q, w_k, w_v), (b_q, b_k, b_v), (t.q, t.k, t.v), strict=True)
+        for i in range(w.shape[0])
+    ]
+
+    def project_one(j: int) -> None:
+        w, b, out, i = projections[j]
+        project_head(x, w, b, out, i)
+
+    parallel_rows.each(project_one, len(projections))
+    if t.rope is not None:
+        cos, sin = t.rope_tables
+        rotations = [(t.q, t.q_rot, i) for i in range(t.q.shape[0])]
+        rotations += [(t.k, t.k_rot, i) for i in range(t.k.shape[0])]
+
+        def rotate_one(j: int) -> None:
+            src, dst, i = rotations[j]
+            rope_mod.apply(src[i], cos, sin, out=dst[i])
+
+        parallel_rows.each(rotate_one, len(rotations))
+    any_blocked = bool(t.mask.any())
+    q, k, trace_out = t.q_scores, t.k_scores, (t.scores, t.weights, t.heads)
+    parallel_rows.each(
+        lambda i: attend_head(q, k, t.v, t.scale, t.mask, any_blocked, trace_out, i),
+        t.q.shape[0],
+    )
+    ablate_step(t.heads, t.ablate)
+    concat_step(t.heads, t.concat)
+    n = t.output.shape[0]
+    parts = min(n, parallel_rows.workers)  # one block of rows each: more cost 10–20 %
+    bounds = [round(j * n / parts) for j in range(parts + 1)]
+
+    def output_rows(j: int) -> None:
+        r0, r1 = bounds[j], bounds[j + 1]
+        output_step(t.concat[r0:r1], w_o, b_o, t.output[r0:r1])
+
+    parallel_rows.each(output_rows, parts)
 
 
 # --------------------------------------------------------------- front door -------
@@ -313,6 +393,12 @@ def _fits(t: Trace, n, d_model, h, h_kv, d_k, d_v, dtype) -> bool:
 
 def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> Trace:
     """Every step in order into the buffers of `t` (already validated operands)."""
+    if t.scores.nbytes > PARALLEL_ABOVE_BYTES and blas_threads.available:
+        with blas_threads.single():
+            run_all_cores(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)
+        t.w_o = w_o
+        t.invalidate_contributions()
+        return t
     project_all(x, w_q, w_k, w_v, b_q, b_k, b_v, (t.q, t.k, t.v))
     if t.rope is not None:
         rope_step(t.q, t.rope_tables, t.q_rot)
@@ -425,8 +511,9 @@ def _check_no_overflow(t: Trace, operands) -> None:
     Any overflow in Q, K, V, the scores or the weights propagates into V or Y, so these
     cheap n×d checks cover the h×n×n arrays too.
     """
-    for label, arr in (("Q", t.q), ("K", t.k), ("V", t.v), ("Y", t.output)):
-        if not all_finite(arr):
+    checked = (("Q", t.q), ("K", t.k), ("V", t.v), ("Y", t.output))
+    for (label, arr), finite in zip(checked, all_finite_many(a for _, a in checked), strict=True):
+        if not finite:
             largest = max(float(np.abs(a).max()) for a in operands if a is not None)
             hint = " or compute in float64" if arr.dtype == np.float32 else ""
             raise ValueError(

@@ -7,13 +7,23 @@ import numbers
 
 import numpy as np
 
+from mha_gui.engine.row_softmax import parallel_rows
+
+# Above this many entries in all, `all_finite_many` shares its sums out between cores
+# (n=512, d_model=768: the inputs are 2.8 M entries, 1.2 ms on one core in float64).
+PARALLEL_FINITE_ABOVE = 1 << 18
+
 
 # ---------------------------------------------------------------- validation ------
 def _shape_text(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ")"
 
 
-def _as_matrix(name: str, value, ndim: int) -> np.ndarray:
+def _as_matrix(name: str, value, ndim: int, finite: bool | None = None) -> np.ndarray:
+    """`value` as a real array with `ndim` axes and finite entries, or a ValueError.
+
+    `finite` is all_finite(value) when the caller has already checked it.
+    """
     try:
         arr = np.asarray(value)
     except (TypeError, ValueError):  # ragged nested lists
@@ -33,7 +43,7 @@ def _as_matrix(name: str, value, ndim: int) -> np.ndarray:
         raise ValueError(f"{name} must hold real numbers, got complex values")
     if arr.ndim != ndim:
         raise ValueError(f"{name} must have {ndim} axes, got shape {arr.shape}")
-    if not all_finite(arr):
+    if not (all_finite(arr) if finite is None else finite):
         bad = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
         raise ValueError(f"{name}{list(bad)} is {arr[bad]}: every entry must be finite")
     return arr
@@ -52,6 +62,36 @@ def all_finite(arr: np.ndarray) -> bool:
     return bool(np.isfinite(arr).all())
 
 
+def all_finite_many(arrays) -> list[bool]:
+    """[all_finite(a) for a in arrays], for large arrays on every core at once.
+
+    Checking a layer's inputs reads a few megabytes; one sum per core over its share
+    of each array reads them about twice as fast as one core. Only C-contiguous arrays
+    are shared out (their flat view costs no copy); the rest are checked whole.
+    """
+    arrays = list(arrays)
+    if sum(a.size for a in arrays) <= PARALLEL_FINITE_ABOVE:
+        return [all_finite(a) for a in arrays]
+    chunks: list[tuple[int, np.ndarray]] = []
+    for index, a in enumerate(arrays):
+        if a.flags.c_contiguous and a.size > PARALLEL_FINITE_ABOVE // 4:
+            flat = a.reshape(-1)
+            step = -(-flat.size // 4)
+            chunks += [(index, flat[i : i + step]) for i in range(0, flat.size, step)]
+        else:
+            chunks.append((index, a))
+    finite = [True] * len(chunks)
+
+    def check(j: int) -> None:
+        finite[j] = all_finite(chunks[j][1])
+
+    parallel_rows.each(check, len(chunks))
+    flags = [True] * len(arrays)
+    for (index, _), ok in zip(chunks, finite, strict=True):
+        flags[index] = flags[index] and ok
+    return flags
+
+
 def _expect(name: str, arr: np.ndarray, expected: tuple, known: dict[str, int]) -> None:
     """Raise unless arr.shape matches `expected`, whose entries are ints or free symbols."""
     fixed = [known[e] if isinstance(e, str) and e in known else e for e in expected]
@@ -64,12 +104,19 @@ def _expect(name: str, arr: np.ndarray, expected: tuple, known: dict[str, int]) 
 
 
 def validate_inputs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask) -> tuple:
-    """Check every operand against the dimensions the others imply; return arrays."""
-    x = _as_matrix("X", x, 2)
-    w_q = _as_matrix("W_Q", w_q, 3)
-    w_k = _as_matrix("W_K", w_k, 3)
-    w_v = _as_matrix("W_V", w_v, 3)
-    w_o = _as_matrix("W_O", w_o, 2)
+    """Check every operand against the dimensions the others imply; return arrays.
+
+    Operands that are already float arrays have their entries checked for finiteness
+    all at once (`all_finite_many`); the errors still come in the order of the operands.
+    """
+    operands = (x, w_q, w_k, w_v, w_o)
+    floats = [a for a in operands if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    finite = dict(zip(map(id, floats), all_finite_many(floats), strict=True))
+    names, axes = ("X", "W_Q", "W_K", "W_V", "W_O"), (2, 3, 3, 3, 2)
+    x, w_q, w_k, w_v, w_o = (
+        _as_matrix(name, a, ndim, finite.get(id(a)))
+        for name, a, ndim in zip(names, operands, axes, strict=True)
+    )
     n, d_model = x.shape
     if n < 1 or d_model < 1:
         raise ValueError(f"X has shape {x.shape}: it needs at least one token and one feature")
