@@ -29,6 +29,7 @@ from mha_gui.engine.session import Session, ViewState, default_tokens, load_sess
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
 from mha_gui.recompute import Recompute
+from mha_gui.saving import BackgroundSave
 
 # Parameters whose first axis is a head (or K/V group) index.
 HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
@@ -40,7 +41,7 @@ def _readonly(a: np.ndarray) -> np.ndarray:
     return v
 
 
-class Document(Recompute, QObject):
+class Document(Recompute, BackgroundSave, QObject):
     """The session being edited, read through a read-only surface (config, tokens, view,
     mask, `matrix()`, `parameters`, `trace()`, `contribution()`), written through methods
     that push undo commands, and observed through one signal per kind of change."""
@@ -57,6 +58,7 @@ class Document(Recompute, QObject):
     fileStateChanged = Signal()  # path or modified flag
     busyChanged = Signal(bool)  # a large layer is being recomputed off the UI thread
     computeFailed = Signal(str)  # a recompute raised (e.g. overflow): the reason
+    saveFinished = Signal(str, str)  # a background save ended: its path, "" or the error
 
     def __init__(self, session: Session | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -72,7 +74,9 @@ class Document(Recompute, QObject):
         self._changed_heads: set[int] | None = set()
         self._changed_contributions: set[int] = set()
         self._contributions: dict[int, np.ndarray] = {}  # head → Z_i W_O[i], until stale
+        self.opened_count = 0  # sessions opened: a background save ending knows if it is ours
         self._init_recompute()
+        self._init_saving()
 
     # ------------------------------------------------------------------ reading ----
     @property
@@ -351,6 +355,7 @@ class Document(Recompute, QObject):
         from a file, and kept by nobody else): it is checked again but not copied, which
         at n = 2048 spares the window a 28 MB copy."""
         fresh = session.checked() if owned else session.copy()  # refused: nothing changes
+        self.opened_count += 1
         self.model_origin = origin
         self.undo_stack.clear()
         self._replace(fresh)
@@ -369,6 +374,7 @@ class Document(Recompute, QObject):
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("no file name: use Save As")
+        self.wait_for_saves()  # an older background write must not land on top of this
         save_session(self.session, target)
         self.path = target
         self.preset_name = None

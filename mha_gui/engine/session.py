@@ -7,6 +7,7 @@ the target folder and is renamed into place, so a failed write leaves nothing be
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -216,6 +217,37 @@ def save_session(session: Session, path) -> Path:
     """Write the session as JSON. float64 values round-trip bit-exactly (repr floats)."""
     text = json.dumps(session_to_dict(session), indent=1, allow_nan=False)
     return atomic_write(path, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
+
+
+class _NoParameters:
+    def as_dict(self) -> dict:
+        return {}
+
+
+def _rows(a: np.ndarray) -> list:
+    """`a.tolist()` one row at a time: other threads get the interpreter in between."""
+    return [_rows(row) for row in a] if a.ndim > 2 else [row.tolist() for row in a]
+
+
+def write_session_gently(session, path: Path) -> Path:
+    """What save_session writes (the same JSON), made row by row: for a worker thread,
+    which then holds the interpreter's lock only briefly at a time (json.dumps of a
+    2048-token layer would hold it for a second or two, and the window with it)."""
+    light = copy.copy(session)  # no validation, no copy of the arrays
+    light.params, light.mask = _NoParameters(), None
+    data = session_to_dict(light)
+    data["matrices"] = {k: _rows(v) for k, v in session.params.as_dict().items()}
+    if session.mask is not None:
+        data["mask"] = _rows(session.mask)
+    parts = json.JSONEncoder(indent=1, allow_nan=False).iterencode(data)
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", encoding="utf-8") as f:
+            for part in parts:
+                f.write(part)
+            f.write("\n")
+
+    return atomic_write(path, write)
 
 
 def _reject_constant(name: str):

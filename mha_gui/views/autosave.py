@@ -24,7 +24,6 @@ The file functions need no Qt; `Recovery` is the main window's part (timer and p
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import os
 import re
@@ -32,11 +31,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QDateTime, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from mha_gui.engine.session import atomic_write, load_session, session_to_dict
+from mha_gui.engine.session import load_session, write_session_gently
 from mha_gui.views.display_settings import qsettings
 
 AUTOSAVE_MS = 3000  # after the last edit
@@ -131,35 +129,6 @@ def orphaned(folder: Path) -> list[Autosave]:
         found.append((mtime, Autosave(data, pid, read_origin(data))))
     found.sort(key=lambda item: item[0], reverse=True)
     return [a for _, a in found]
-
-
-class _NoParameters:
-    def as_dict(self) -> dict:
-        return {}
-
-
-def _rows(a: np.ndarray) -> list:
-    """`a.tolist()` one row at a time: other threads get the interpreter in between."""
-    return [_rows(row) for row in a] if a.ndim > 2 else [row.tolist() for row in a]
-
-
-def write_session_gently(session, path: Path) -> Path:
-    """What save_session writes (the same JSON), made row by row: for a worker thread."""
-    light = copy.copy(session)  # no validation, no copy of the arrays
-    light.params, light.mask = _NoParameters(), None
-    data = session_to_dict(light)
-    data["matrices"] = {k: _rows(v) for k, v in session.params.as_dict().items()}
-    if session.mask is not None:
-        data["mask"] = _rows(session.mask)
-    parts = json.JSONEncoder(indent=1, allow_nan=False).iterencode(data)
-
-    def write(tmp: Path) -> None:
-        with tmp.open("w", encoding="utf-8") as f:
-            for part in parts:
-                f.write(part)
-            f.write("\n")
-
-    return atomic_write(path, write)
 
 
 class _Reporter(QObject):

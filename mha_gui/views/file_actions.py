@@ -41,7 +41,7 @@ class FileActions:
             QMessageBox.StandardButton.Save,
         )
         if answer == QMessageBox.StandardButton.Save:
-            return self.save()
+            return self.save(wait=True)  # what comes next drops this session
         return answer == QMessageBox.StandardButton.Discard
 
     # ------------------------------------------------------------ new / open --------
@@ -72,12 +72,14 @@ class FileActions:
         return self._file_step(self.document.open_file, path, "Cannot open session", "Opened")
 
     # ------------------------------------------------------------------ save --------
-    def save(self) -> bool:
+    def save(self, *, wait: bool = False) -> bool:
+        """File ▸ Save. A large layer is written on a writer thread (the window goes on;
+        the status bar says when it is on disk) unless `wait`."""
         if self.document.path is None:
-            return self.save_as()
-        return self._save_to(self.document.path)
+            return self.save_as(wait=wait)
+        return self._save_to(self.document.path, wait)
 
-    def save_as(self) -> bool:
+    def save_as(self, *, wait: bool = False) -> bool:
         if self.document.path is not None:
             start = str(self.document.path)
         else:
@@ -88,10 +90,24 @@ class FileActions:
         path = Path(path)
         if not path.suffix:
             path = path.with_suffix(".json")
-        return self._save_to(path)
+        return self._save_to(path, wait)
 
-    def _save_to(self, path) -> bool:
-        return self._file_step(self.document.save, path, "Cannot save session", "Saved")
+    def _save_to(self, path, wait: bool = False) -> bool:
+        doc = self.document
+        if wait or not doc.wants_background_save():
+            return self._file_step(doc.save, path, "Cannot save session", "Saved")
+        target = doc.start_save(path)
+        self.show_message(f"Saving {target}… (the window stays usable)")
+        return True
+
+    def _background_saved(self, path: str, error: str) -> None:
+        """A save on the writer thread ended (the window connects it to saveFinished)."""
+        if error:
+            QMessageBox.critical(self, "Cannot save session", f"{path}:\n{error}")
+            return
+        self._add_recent(path)
+        modified = " (edited since: still unsaved changes)" if self.document.is_modified else ""
+        self.show_message(f"Saved {path}{modified}")
 
     def _file_step(self, step, path, failure: str, done: str) -> bool:
         """Open or save: on success the file goes to the top of Open Recent; on failure

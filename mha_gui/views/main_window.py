@@ -81,6 +81,7 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.start_autosave()
 
         document.fileStateChanged.connect(self._update_title)
+        document.saveFinished.connect(self._background_saved)
         document.configChanged.connect(self._update_summary)
         document.fileStateChanged.connect(self._update_summary)  # a model layer's source
         self._update_title()
@@ -305,6 +306,7 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         if not self.maybe_save():
             event.ignore()
             return
+        self.document.wait_for_saves()  # a background save under way ends first
         self.save_settings()
         self.stop_autosave()
         event.accept()
