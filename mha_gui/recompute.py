@@ -210,13 +210,18 @@ class Recompute:
         return p
 
     def _before_write(self) -> None:
-        """An edit while the worker reads the document's own session: the document moves
-        to a copy, and the worker's session becomes its arrays for later jobs."""
-        if self._sharing and self._engine.session is self.session:
+        """An edit while another thread reads the document's own arrays (the worker's
+        first recompute of an opened layer, a file being written): the document moves to
+        a copy first. The worker's session then becomes its own arrays for later jobs,
+        unless a writer still reads them."""
+        worker = self._sharing and self._engine.session is self.session
+        if worker or self._numbers_read_elsewhere():
             shared = self.session
             self.session = shared.copy(trusted=True)
-            self._private = shared
-            self._sharing = False
+            if worker:
+                self._sharing = False
+                if not self._numbers_read_elsewhere(shared.params):
+                    self._private = shared
 
     def _start(self, work, done) -> None:
         self.busy = True

@@ -12,13 +12,15 @@ background write never lands on top of it.
 
 from __future__ import annotations
 
+import copy
+import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from mha_gui.engine.session import Session, write_session_gently
+from mha_gui.engine.session import Session, ViewState, write_session_gently
 
 # Sessions holding more numbers than this are saved on the writer thread by File ▸ Save
 # (n = 2048, d_model 768, 12 heads: 3.5 M numbers); smaller ones at once (a BERT-base
@@ -37,7 +39,9 @@ def same_numbers(a: Session, b: Session) -> bool:
     if a.config != b.config or list(a.tokens) != list(b.tokens) or a.source != b.source:
         return False
     pa, pb = a.params.as_dict(), b.params.as_dict()
-    if pa.keys() != pb.keys() or not all(np.array_equal(pa[k], pb[k]) for k in pa):
+    if pa.keys() != pb.keys() or not all(
+        pa[k] is pb[k] or np.array_equal(pa[k], pb[k]) for k in pa
+    ):
         return False
     if (a.mask is None) != (b.mask is None):
         return False
@@ -54,6 +58,34 @@ class BackgroundSave:
         self._writes: list[Future] = []
         self._written = _Written(self)
         self._written.done.connect(self._write_done)
+        self._readers: list[Session] = []  # shared snapshots being written
+        self._readers_lock = threading.Lock()
+
+    # ------------------------------------------------------- shared snapshots ---
+    def shared_snapshot(self) -> Session:
+        """The session as it is now, for a writer thread, without copying its numbers: a
+        new Session over the same arrays (tokens, view and mask are replaced whole on
+        every change, never written in place). Until `release(snapshot)`, the document
+        moves to a copy of its arrays before its next edit (`_before_write`). At n = 2048
+        a copy costs ~50 ms of page faults on the UI thread; most writes see no edit."""
+        s = self.session
+        snapshot = copy.copy(s)
+        snapshot.tokens = list(s.tokens)
+        snapshot.view = ViewState(s.view.stage, s.view.head, s.view.query)
+        with self._readers_lock:
+            self._readers.append(snapshot)
+        return snapshot
+
+    def release(self, snapshot: Session) -> None:
+        """A shared snapshot is written (any thread may say so)."""
+        with self._readers_lock:
+            self._readers = [r for r in self._readers if r is not snapshot]
+
+    def _numbers_read_elsewhere(self, params=None) -> bool:
+        """Does a shared snapshot read these parameter arrays (default: the document's)?"""
+        params = self.session.params if params is None else params
+        with self._readers_lock:
+            return any(r.params is params for r in self._readers)
 
     @property
     def saving(self) -> bool:
@@ -71,7 +103,7 @@ class BackgroundSave:
         target = Path(path) if path is not None else self.path
         if target is None:
             raise ValueError("no file name: use Save As")
-        snapshot = self.session.copy(trusted=True)
+        snapshot = self.shared_snapshot()
         written, opened = self._written, self.opened_count
 
         def write() -> None:
@@ -80,6 +112,8 @@ class BackgroundSave:
                 error = ""
             except (OSError, ValueError) as exc:
                 error = str(exc) or type(exc).__name__
+            finally:
+                self.release(snapshot)
             written.done.emit((target, snapshot, opened, error))
 
         if self._writer is None:

@@ -183,3 +183,40 @@ def test_the_query_strip_shows_a_large_layer_opened_while_a_stage_prepares_its_i
     t, v = doc.trace(), doc.view
     np.testing.assert_allclose(strip.panels["s"].matrix, t.scores[v.head, v.query][None])
     assert strip.panels["heads"].matrix.shape == (3, 9)
+
+
+def test_a_file_being_written_and_the_worker_never_share_arrays_the_other_writes(
+    qtbot, off_thread, monkeypatch
+):
+    """The worker's first recompute of an opened layer and a file being written both
+    read the document's arrays; an edit moves the document to a copy, and the worker's
+    later jobs must not write into the arrays the file is still being written from."""
+    import threading
+
+    from mha_gui.engine import incremental
+
+    doc = Document(random_session(seed=13, tokens=5, d_model=8, heads=2))
+    settled(qtbot, doc)
+    gate = threading.Event()
+    refresh = incremental.IncrementalTrace.refresh
+
+    def held(engine):
+        gate.wait(10)
+        return refresh(engine)
+
+    monkeypatch.setattr(incremental.IncrementalTrace, "refresh", held)
+    doc.open_session(random_session(seed=14, tokens=6, d_model=8, heads=2), owned=True)
+    try:
+        qtbot.waitUntil(lambda: doc.busy)  # the worker reads the document's own arrays
+        snapshot = doc.shared_snapshot()  # and so does a file being written
+        written = snapshot.params.X.copy()
+        doc.set_value("X", (2, 2), -3.0)
+    finally:
+        gate.set()
+    settled(qtbot, doc)
+    doc.set_value("X", (3, 3), 5.0)  # the worker's next job copies into its own arrays
+    settled(qtbot, doc)
+    np.testing.assert_array_equal(snapshot.params.X, written)
+    doc.release(snapshot)
+    fresh = doc.snapshot().run()
+    np.testing.assert_allclose(doc.trace().output, fresh.output, atol=1e-12)
