@@ -107,6 +107,7 @@ class Recompute:
             self._job_done(job)  # its queued signal, arriving later, is ignored
         if self._engine.is_dirty:
             self._refresh()
+            self._schedule()  # traceChanged still comes, from the next turn's flush
         return self._engine.trace
 
     def frozen_data(self):
@@ -242,12 +243,14 @@ class Recompute:
         job.work = job.on_done = None
         job.result = (None, None)
         if not recompute:
-            # a view's preparation: the edits made meanwhile are now the engine's to do
-            self._apply_queued()
+            # a view's preparation, shown while the trace is still the one it read (the
+            # edits made meanwhile go to the engine after: recomputed on the worker next,
+            # not by a trace() of the view's on the UI thread)
             if error is not None:
                 self.computeFailed.emit(str(error))
             else:
                 done(value)
+            self._apply_queued()
             self.busyChanged.emit(False)
             self._next_job()
             return

@@ -220,3 +220,35 @@ def test_a_file_being_written_and_the_worker_never_share_arrays_the_other_writes
     doc.release(snapshot)
     fresh = doc.snapshot().run()
     np.testing.assert_allclose(doc.trace().output, fresh.output, atol=1e-12)
+
+
+def test_an_edit_during_an_image_preparation_is_recomputed_on_the_worker_and_signalled(
+    qtbot, show_widget, off_thread, monkeypatch
+):
+    """Each recompute makes the view prepare its images on the worker; an edit landing
+    meanwhile must still bring a traceChanged, recomputed on the worker — not by the
+    view reading the trace on the UI thread (a 2048-token layer: a second's freeze)."""
+    import threading
+
+    from mha_gui.engine import incremental
+
+    doc = Document(random_session(seed=15, tokens=6, d_model=8, heads=2))
+    view = show_widget(AttentionView(doc), 700, 420)
+    doc.set_stage(6)
+    qtbot.waitUntil(lambda: not doc.busy and not view.building, timeout=20_000)
+    on_ui_thread = []
+    refresh = incremental.IncrementalTrace.refresh
+
+    def watched(engine):
+        on_ui_thread.append(threading.current_thread() is threading.main_thread())
+        return refresh(engine)
+
+    monkeypatch.setattr(incremental.IncrementalTrace, "refresh", watched)
+    for k in range(4):
+        with qtbot.waitSignal(doc.traceChanged, timeout=5_000):
+            doc.set_value("X", (1, 1), 0.1 * k + 0.05)
+        assert doc.busy  # the view's preparation is under way: the next edit lands in it
+    settled(qtbot, doc)
+    assert on_ui_thread and not any(on_ui_thread)
+    fresh = doc.snapshot().run()
+    np.testing.assert_allclose(view.panels[("Y", -1)].matrix, fresh.output, atol=1e-12)
