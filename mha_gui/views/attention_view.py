@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from functools import partial
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QTimer, Signal
@@ -66,6 +65,8 @@ PREPARE_CELLS = 1_000_000
 # Smaller stages are built at once (a toy stage in a few milliseconds).
 CHUNK_CELLS = 1_000_000
 BUILD_SLICE_S = 0.012
+# the last steps of a build in turns (see _build_steps)
+EVERY_HEAD_IN, PAINT_NEXT = "every head is in", "paint next"
 
 
 class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidget):
@@ -315,21 +316,30 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         scene.grid_cols = ncols
         nrows = math.ceil(len(groups) / ncols)
         lut = theme.colormap_for(plan.color, self._colormap)
-        work = self._add_groups(scene, groups, ncols, pal, lut)
-        finish = partial(self._finish_build, scene, lut, nrows)
+        steps = self._build_steps(scene, groups, ncols, nrows, pal, lut)
         if planned_cells(groups, c, doc.tokens) > CHUNK_CELLS:
             # nothing but the background is painted until every head is in: a half-built
             # grid re-laid out and repainted at each step would cost more than the build
-            scene.canvas.ci.setVisible(False)
-            scene.building = work
-            scene.finish = finish
+            # (transparent rather than hidden: hidden items would have no size to lay out)
+            scene.canvas.ci.setOpacity(0.0)
+            scene.building, scene.adding = steps, True
             self._continue_build()
             self._sync_mark()
         else:
-            scene.canvas.ci.setVisible(True)  # the canvas may have held a half-built stage
-            for _ in work:
+            for _ in steps:
                 pass
-            finish()
+
+    def _build_steps(self, scene: StageScene, groups, ncols: int, nrows: int, pal, lut):
+        """The build, one step per head group, then its finish, then its first paint:
+        a generator `_continue_build` runs a few steps per turn."""
+        yield from self._add_groups(scene, groups, ncols, pal, lut)
+        yield EVERY_HEAD_IN
+        scene.adding = False
+        self._finish_build(scene, lut, nrows)
+        # the first paint of every panel (~30 ms at the projections stage, n = 2048) comes
+        # in a turn of its own, after the finish
+        yield PAINT_NEXT
+        scene.canvas.ci.setOpacity(1.0)
 
     def _add_groups(self, scene: StageScene, groups: list[Group], ncols: int, pal, lut):
         """Add each group's cell to the grid, yielding after each one."""
@@ -383,7 +393,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
             if len(group.kinds) > 1:
                 cell.layout.setRowStretchFactor(1, 1)
             scene.canvas.ci.addItem(cell, row=idx // ncols, col=idx % ncols)
-            yield
+            yield None
 
     def _continue_build(self) -> None:
         """Add heads to a large stage until this turn has run BUILD_SLICE_S, then let the
@@ -392,13 +402,14 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         if scene.building is None:
             return
         start = time.perf_counter()
-        for _ in scene.building:
-            if time.perf_counter() - start > BUILD_SLICE_S:
+        for step in scene.building:
+            spent = time.perf_counter() - start
+            # the finish (colour bar, labels, highlights, the first layout) and the first
+            # paint take ~20–30 ms each: each in a fresh turn unless this one hardly began
+            if spent > BUILD_SLICE_S or (step is not None and spent > BUILD_SLICE_S / 4):
                 self._build_timer.start()
                 return
         scene.building = None
-        scene.canvas.ci.setVisible(True)
-        scene.finish()
         self._sync_mark()
 
     def _finish_build(self, scene: StageScene, lut, nrows: int) -> None:
@@ -448,7 +459,7 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         heads whose output contribution changed. A large stage is prepared off the UI
         thread (`_prepare_off_thread`)."""
         scene = self.scene
-        if scene.building is not None:
+        if scene.adding:
             return  # every panel is drawn when the last one is in (_finish_build)
         if heads is ALL:
             stale = None

@@ -8,7 +8,7 @@ shown again, brings it up to date with what changed while it was hidden.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
@@ -128,8 +128,8 @@ class StageScene:
     pending: tuple | None = None
     relabel: bool = False  # tokens renamed while hidden
     prepare_token: object = None  # the newest off-thread preparation of this scene
-    building: Iterator | None = None  # the heads still to add to a large stage
-    finish: Callable[[], None] | None = None  # what completes it once they are in
+    building: Iterator | None = None  # the steps left of a large stage's build
+    adding: bool = False  # …of which some still add heads (nothing to draw into yet)
 
     @property
     def cells(self) -> int:
