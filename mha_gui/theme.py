@@ -6,6 +6,7 @@ colour a value gets without a QApplication.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,13 @@ def head_text_color(i: int, theme_name: str = "light") -> str:
     """A head's colour for text on the theme's background: mixed toward black (light
     theme) or white (dark theme) just enough to read across a room — e.g. Okabe–Ito
     orange on white or blue on #1e1f22 alone are too faint for a title."""
+    return _head_text_color(i % len(HEAD_COLORS), theme_name)
+
+
+@functools.lru_cache(maxsize=64)
+def _head_text_color(i: int, theme_name: str) -> str:
+    """head_text_color, worked out once per colour and theme (six editors' head tabs
+    ask for it on every change of the heads)."""
     rgb = _hex_rgb(head_color(i))
     dark = theme_name == "dark"
     background = _hex_rgb(palette(theme_name).background)

@@ -138,21 +138,38 @@ class StatsPanel(QTextBrowser):
             "The numbers of `mha-gui info` for the layer being edited; they follow every "
             "change of n, d_model, the heads and the switches."
         )
-        document.configChanged.connect(self.refresh)
-        document.shapeChanged.connect(self.refresh)
+        self._stale = False
+        document.configChanged.connect(self._changed)
+        document.shapeChanged.connect(self._changed)
         self.refresh()
         if settings is not None:
             settings.follow("theme", self.set_theme)
             settings.follow("zoom", self.set_zoom)
 
     def refresh(self, *_args) -> None:
+        self._stale = False
         px = round(BASE_PX * self.zoom)
         bg = theme.palette(self.theme_name).background
         self.setStyleSheet(f"QTextBrowser {{ background: {bg}; }}")
         self.setHtml(stats_html(self.document.config, self.theme_name, px))
 
+    def _changed(self, *_args) -> None:
+        """The numbers changed: shown now if the panel can be seen, else when it is
+        (opening a layer refreshed this hidden panel twice, ~4 ms)."""
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._stale = True
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
+
     def text(self) -> str:
-        """What the panel shows, as plain text."""
+        """What the panel shows (or will show once visible), as plain text."""
+        if self._stale:
+            self.refresh()
         return self.toPlainText()
 
     def set_theme(self, name: str) -> None:
