@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui.engine.explain import blocked_reason, explain_cell
+from mha_gui.engine.quoted_cells import quotes_hidden
 from mha_gui.engine.stage_panels import KINDS, symbol
 from mha_gui.engine.stages import stage_by_name
 from mha_gui.views.stage_scene import stage_groups
@@ -22,6 +23,13 @@ class CellActions:
         doc = self.document
         if doc.busy:
             return "computing… (the explanation appears when the new numbers are ready)"
+        hidden = self._cell_filter
+        if hidden is not None and quotes_hidden(kind, head, row, col, doc.config, hidden):
+            label = f"{symbol(kind, head, doc.config).text}[{row},{col}]"
+            return (
+                f"{label}: its worked formula would show a cell the exercise hides, so it "
+                "comes back when the exercise ends"
+            )
         trace = doc.trace()
         text = explain_cell(
             kind,
