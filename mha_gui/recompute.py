@@ -15,7 +15,7 @@ import contextlib
 import threading
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from mha_gui.engine.forward import Trace
 
@@ -44,12 +44,16 @@ class _Finished(QObject):
     done = Signal(object)  # the finished _Job
 
 
-class _Job(QRunnable):
+class _Job:
     """`work()` on a worker thread: a recompute of the engine (on a private copy of the
-    session) or a view preparing what it draws (reading a trace nobody writes meanwhile)."""
+    session) or a view preparing what it draws (reading a trace nobody writes meanwhile).
+
+    Started as a callable (`QThreadPool.start(job.run)`): the pool then owns the runnable
+    that wraps it. A QRunnable subclass of Python's would be freed with its last Python
+    reference, which the UI thread can drop while the pool thread is still returning from
+    `run()` — a use after free."""
 
     def __init__(self, work, on_done, finished: _Finished, idle: threading.Event):
-        super().__init__()
         self.work, self.on_done, self.finished, self.idle = work, on_done, finished, idle
         self.result: tuple = (None, None)  # (value, error)
 
@@ -229,8 +233,7 @@ class Recompute:
         self._idle.clear()
         self.busyChanged.emit(True)
         self._job = _Job(work, done, self._finished, self._idle)
-        self._job.setAutoDelete(False)
-        QThreadPool.globalInstance().start(self._job)
+        QThreadPool.globalInstance().start(self._job.run)
 
     def _job_done(self, job) -> None:
         if not self.busy or job is not self._job:

@@ -9,7 +9,7 @@ arrives on the UI thread as a signal.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 
 class Cancelled(Exception):
@@ -23,13 +23,15 @@ class JobSignals(QObject):
     cancelled = Signal()
 
 
-class ModelJob(QRunnable):
-    # jobs still running, so neither Python nor Qt deletes one before it has reported
+class ModelJob:
+    """Started as a callable (`QThreadPool.start(self.run)`), so the pool owns the runnable
+    that wraps it: a Python QRunnable could be freed by the UI thread while the pool thread
+    is still returning from `run()`."""
+
+    # jobs still running, so Python does not delete one before it has reported
     running: set[ModelJob] = set()
 
     def __init__(self, work):
-        super().__init__()
-        self.setAutoDelete(False)
         self.work = work
         self.signals = JobSignals()
         self._cancel = False
@@ -39,7 +41,7 @@ class ModelJob(QRunnable):
 
     def start(self) -> ModelJob:
         ModelJob.running.add(self)
-        QThreadPool.globalInstance().start(self)
+        QThreadPool.globalInstance().start(self.run)
         return self
 
     def cancel(self) -> None:
