@@ -508,6 +508,8 @@ class AttentionView(CellActions, StageTitles, StageImages, DisplayOptions, QWidg
         self._update_all(change, contributions)
 
     def _on_tokens(self) -> None:
+        if self._rebuild_timer.isActive() or self._deferred == "rebuild":
+            return  # a new layer: the rebuild labels the new panels
         self._relabel()
         for scene in self._scenes.values():
             scene.relabel = True
