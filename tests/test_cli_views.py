@@ -74,3 +74,52 @@ def test_a_view_figure_is_png_svg_or_pdf(capsys, tmp_path, suffix, monkeypatch):
     ok = tmp_path / "blank.svg"
     code, _, err = run(capsys, "export", "--preset", "toy", "--view", "blank", "--out", str(ok))
     assert code == 0 and ok.read_text().startswith("<?xml"), err
+
+
+def svg_title_and_text(path) -> tuple[str, str]:
+    """The SVG's <title> and <desc>: a figure's title and its printed sentences."""
+    import re
+
+    svg = path.read_text(encoding="utf-8")
+    title = re.search(r"<title>(.*?)</title>", svg, re.S)
+    desc = re.search(r"<desc>(.*?)</desc>", svg, re.S)
+    return (title.group(1) if title else ""), (desc.group(1) if desc else "")
+
+
+@pytest.mark.parametrize("name", ["packed", "split", "permute", "scale", "shift"])
+def test_every_identity_window_has_its_figure_on_the_command_line(capsys, tmp_path, name):
+    """`--view identity-NAME` draws what Tools ▸ Identities ▸ NAME shows when it opens."""
+    from mha_gui.engine.presets import load_preset
+    from mha_gui.export.difference import identity_figure
+    from mha_gui.views.identity_demos import _identity_on
+
+    out = tmp_path / f"{name}.svg"
+    code, _, err = run(
+        capsys, "export", "--preset", "gqa", "--view", f"identity-{name}", "--out", str(out)
+    )
+    assert code == 0, err
+    session = load_preset("gqa")
+    expected = identity_figure(_identity_on(name, session), session.tokens)
+    title, text = svg_title_and_text(out)
+    assert title == expected.title and text.startswith(expected.description.split("\n")[0])
+    assert "max|left − right|" in text  # the verdict, printed on the figure
+    png = tmp_path / f"{name}.png"
+    code, _, err = run(
+        capsys, "export", "--preset", "gqa", "--view", f"identity-{name}", "--out", str(png)
+    )
+    assert code == 0 and Image.open(png).size[0] > 400, err
+
+
+def test_the_shift_identity_follows_head_and_query(capsys, tmp_path):
+    out = tmp_path / "shift.svg"
+    code, _, err = run(
+        capsys, "export", "--preset", "gqa", "--view", "identity-shift",
+        "--head", "3", "--query", "2", "--out", str(out),
+    )  # fmt: skip
+    assert code == 0, err
+    _title, text = svg_title_and_text(out)
+    assert "s = row 2" in text and "of S_3" in text
+
+
+def test_unknown_view_names_the_identity_figures_too(capsys, tmp_path):
+    refused(capsys, tmp_path, "--view", "identity", match="identity-packed, identity-permute")

@@ -28,7 +28,7 @@ from mha_gui.engine import identities as ids
 from mha_gui.export.difference import MessageDrawing, change_text, identity_figure
 from mha_gui.export.text import rich_html
 from mha_gui.views.drawing_widget import DrawingWidget, follow_numbers, save_drawing_as
-from mha_gui.views.registry import ActionSpec, register_action
+from mha_gui.views.registry import ActionSpec, FigureSpec, register_action, register_figure
 
 # name → (menu text, the sentence the window opens with)
 DEMOS = {
@@ -344,3 +344,31 @@ for _name, (_text, _intro) in DEMOS.items():
     )
 
 __all__ = ["DEMOS", "IdentityDialog", "apply_permutation", "open_identity", "result_html"]
+
+
+def _identity_on(name: str, session, head: int = 0, query: int = 0) -> ids.Identity:
+    """Identity `name` on a session's numbers, as its window opens: W^Q packed, the heads
+    reversed, the shift of `head`'s scores on row `query` with c = 5."""
+    if name == "packed":
+        return ids.packed_projection(session, "Q")
+    if name == "split":
+        return ids.split_concat(session)
+    if name == "permute":
+        return ids.permutation_identity(session, ids.default_permutation(session.config))
+    if name == "scale":
+        return ids.fold_scale(session)
+    return ids.softmax_shift(session, head, query)
+
+
+def _identity_drawing(name: str):
+    def drawing(data, options):
+        session = data.session if hasattr(data, "session") else data.snapshot()
+        identity = _identity_on(name, session, options.head, options.query)
+        return identity_figure(identity, list(session.tokens))
+
+    return drawing
+
+
+# `mha-gui export --view identity-NAME`: each window's figure, without a window
+for _name in DEMOS:
+    register_figure(FigureSpec(f"identity-{_name}", _identity_drawing(_name)))

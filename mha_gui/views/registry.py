@@ -4,7 +4,8 @@ A view is a module of its own (e.g. views/neuron_view.py) that calls `register_v
 at import time with a `ViewSpec`: its dock widget and, when it can be exported, a
 *drawing* builder (export/drawing.py) — the same drawing paints the widget on screen and
 the exported PNG/SVG/PDF, and `mha-gui export --view NAME` finds it by name. Menu
-actions (identity demonstrations, snapshots, modes) register an `ActionSpec`. The one
+actions (identity demonstrations, snapshots, modes) register an `ActionSpec`, and a
+figure without a dock (each identity's) a `FigureSpec`. The one
 line to add is the module's name in `VIEW_MODULES` below; the main window builds a dock
 (and a View ▸ Panels toggle) for every registered view and puts every registered action
 in its menu.
@@ -32,7 +33,15 @@ VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.train_panel",
 )
 
-__all__ = ["ActionSpec", "FigureOptions", "ViewSpec", "register_action", "register_view"]
+__all__ = [
+    "ActionSpec",
+    "FigureOptions",
+    "FigureSpec",
+    "ViewSpec",
+    "register_action",
+    "register_figure",
+    "register_view",
+]
 
 
 @dataclass(frozen=True)
@@ -56,6 +65,16 @@ class ViewSpec:
 
 
 @dataclass(frozen=True)
+class FigureSpec:
+    """A figure `mha-gui export --view NAME` can draw that has no dock of its own (an
+    identity demonstration lives in a dialog): `drawing(data, options)` as for a view."""
+
+    name: str
+    drawing: Callable
+    requires: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ActionSpec:
     """A menu action: `trigger(window)` runs it (through document methods / undo)."""
 
@@ -69,6 +88,7 @@ class ActionSpec:
 
 
 _VIEWS: dict[str, ViewSpec] = {}
+_FIGURES: dict[str, FigureSpec] = {}
 _ACTIONS: dict[str, ActionSpec] = {}
 
 
@@ -76,6 +96,13 @@ def register_view(spec: ViewSpec) -> ViewSpec:
     if spec.name in _VIEWS and _VIEWS[spec.name] is not spec:
         raise ValueError(f"two views are registered as {spec.name!r}")
     _VIEWS[spec.name] = spec
+    return spec
+
+
+def register_figure(spec: FigureSpec) -> FigureSpec:
+    if spec.name in _VIEWS or (spec.name in _FIGURES and _FIGURES[spec.name] is not spec):
+        raise ValueError(f"two figures are registered as {spec.name!r}")
+    _FIGURES[spec.name] = spec
     return spec
 
 
@@ -99,9 +126,10 @@ def actions() -> list[ActionSpec]:
     return list(_ACTIONS.values())
 
 
-def figure_views() -> dict[str, ViewSpec]:
-    """The views `mha-gui export --view NAME` can draw, by name."""
-    return {spec.name: spec for spec in views() if spec.drawing is not None}
+def figure_views() -> dict[str, ViewSpec | FigureSpec]:
+    """The views and figures `mha-gui export --view NAME` can draw, by name."""
+    drawn = {spec.name: spec for spec in views() if spec.drawing is not None}
+    return {**drawn, **_FIGURES}
 
 
 def view_drawing(name: str, data, options: FigureOptions):
