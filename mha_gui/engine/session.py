@@ -86,8 +86,9 @@ class Session:
 
     def checked(self) -> Session:
         """This session's numbers validated again, in a new Session that shares them
-        (float64 arrays are not copied): for a session nobody else holds on to."""
-        return Session(
+        (writable float64 arrays are not copied): for a session nobody else holds on to.
+        A read-only array (a view of a file, say) is copied, since it will be edited."""
+        session = Session(
             self.config,
             list(self.tokens),
             self.params,
@@ -95,6 +96,10 @@ class Session:
             self.mask,
             self.source,
         )
+        for name, array in session.params.as_dict().items():
+            if not array.flags.writeable:
+                setattr(session.params, name, array.copy())
+        return session
 
     def copy(self, trusted: bool = False) -> Session:
         """An independent copy, validated again unless `trusted`: a document's own

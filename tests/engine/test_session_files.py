@@ -254,3 +254,8 @@ def test_a_checked_session_shares_float64_numbers_and_refuses_bad_ones():
     s.params.W_K[1, 0, 0] = np.inf
     with pytest.raises(ValueError, match=r"W_K\[1, 0, 0\] is inf"):
         s.checked()
+    s.params.W_K[1, 0, 0] = 0.5
+    s.params.X.flags.writeable = False  # e.g. a view of a file: copied, since it is edited
+    again = s.checked()
+    assert again.params.X.flags.writeable and not np.shares_memory(again.params.X, s.params.X)
+    assert np.shares_memory(again.params.W_Q, s.params.W_Q)
