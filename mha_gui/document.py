@@ -25,7 +25,14 @@ from mha_gui.engine.parameters import (
     resize_parameters,
 )
 from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-from mha_gui.engine.session import Session, ViewState, default_tokens, load_session, save_session
+from mha_gui.engine.session import (
+    Session,
+    ViewState,
+    default_tokens,
+    load_session,
+    same_array,
+    save_session,
+)
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
 from mha_gui.recompute import Recompute
@@ -371,9 +378,7 @@ class Document(Recompute, BackgroundSave, QObject):
         self.open_session(load_preset(name), preset=name, owned=True)
 
     def save(self, path=None) -> Path:
-        target = Path(path) if path is not None else self.path
-        if target is None:
-            raise ValueError("no file name: use Save As")
+        target = self.save_target(path)
         self.wait_for_saves()  # an older background write must not land on top of this
         save_session(self.session, target)
         self.path = target
@@ -427,14 +432,8 @@ class Document(Recompute, BackgroundSave, QObject):
                     self.valuesChanged.emit(name)
         if old.tokens != session.tokens:
             self.tokensChanged.emit()
-        if not _same_mask(old.mask, session.mask):
+        if not same_array(old.mask, session.mask):
             self.maskChanged.emit()
         if old.view != session.view:
             self.viewChanged.emit()
         self._schedule()
-
-
-def _same_mask(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return a.shape == b.shape and bool(np.array_equal(a, b))

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import threading
 
-import numpy as np
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from mha_gui.engine.forward import Trace
@@ -204,15 +203,7 @@ class Recompute:
             self._private = None
             self._sharing = True
             return s
-        for name, array in s.params.as_dict().items():
-            np.copyto(getattr(p.params, name), array)
-        if s.mask is not None and p.mask is not None and p.mask.shape == s.mask.shape:
-            np.copyto(p.mask, s.mask)
-        else:
-            p.mask = None if s.mask is None else s.mask.copy()
-        p.tokens, p.source = list(s.tokens), s.source
-        p.view = type(s.view)(s.view.stage, s.view.head, s.view.query)
-        return p
+        return s.copy_into(p)
 
     def _before_write(self) -> None:
         """An edit while another thread reads the document's own arrays (the worker's

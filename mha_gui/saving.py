@@ -1,7 +1,8 @@
 """Saving a large layer without freezing the window: File ▸ Save of a 2048-token layer
 writes ~43 MB of JSON, about two seconds of work.
 
-A mixin of Document. `start_save(path)` copies the numbers now and writes them on a
+A mixin of Document. `start_save(path)` takes a shared snapshot of the numbers (no copy:
+an edit made during the write moves the document to a copy first) and writes it on a
 writer thread (row by row, `write_session_gently`), one save at a time and in order;
 when the file is on disk, `saveFinished(path, error)` comes on the UI thread. The
 document then takes the file as its own (its name, Open Recent) and counts as saved
@@ -17,10 +18,9 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-import numpy as np
 from PySide6.QtCore import QObject, Signal
 
-from mha_gui.engine.session import Session, ViewState, write_session_gently
+from mha_gui.engine.session import Session, write_session_gently
 
 # Sessions holding more numbers than this are saved on the writer thread by File ▸ Save
 # (n = 2048, d_model 768, 12 heads: 3.5 M numbers); smaller ones at once (a BERT-base
@@ -32,20 +32,6 @@ class _Written(QObject):
     """Carries a finished write from the writer thread to the UI thread (queued)."""
 
     done = Signal(object)  # (path, snapshot, the document's opened_count, error or "")
-
-
-def same_numbers(a: Session, b: Session) -> bool:
-    """Do two sessions hold the same file contents (config, tokens, numbers, mask)?"""
-    if a.config != b.config or list(a.tokens) != list(b.tokens) or a.source != b.source:
-        return False
-    pa, pb = a.params.as_dict(), b.params.as_dict()
-    if pa.keys() != pb.keys() or not all(
-        pa[k] is pb[k] or np.array_equal(pa[k], pb[k]) for k in pa
-    ):
-        return False
-    if (a.mask is None) != (b.mask is None):
-        return False
-    return a.mask is None or bool(np.array_equal(a.mask, b.mask))
 
 
 class BackgroundSave:
@@ -71,7 +57,7 @@ class BackgroundSave:
         s = self.session
         snapshot = copy.copy(s)
         snapshot.tokens = list(s.tokens)
-        snapshot.view = ViewState(s.view.stage, s.view.head, s.view.query)
+        snapshot.view = s.view.copy()
         with self._readers_lock:
             self._readers.append(snapshot)
         return snapshot
@@ -87,6 +73,13 @@ class BackgroundSave:
         with self._readers_lock:
             return any(r.params is params for r in self._readers)
 
+    def save_target(self, path=None) -> Path:
+        """Where a save writes: `path`, or the session's own file."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("no file name: use Save As")
+        return target
+
     @property
     def saving(self) -> bool:
         """Is a background save still being written?"""
@@ -100,9 +93,7 @@ class BackgroundSave:
     def start_save(self, path=None) -> Path:
         """Write the session to `path` (default: its file) on the writer thread; returns
         the path. Raises ValueError at once if there is no file name."""
-        target = Path(path) if path is not None else self.path
-        if target is None:
-            raise ValueError("no file name: use Save As")
+        target = self.save_target(path)
         snapshot = self.shared_snapshot()
         written, opened = self._written, self.opened_count
 
@@ -134,7 +125,7 @@ class BackgroundSave:
         if not error and opened == self.opened_count:  # still the session it wrote
             self.path = target
             self.preset_name = None
-            if same_numbers(snapshot, self.session):
+            if snapshot.same_contents(self.session):
                 self.undo_stack.setClean()
             self.fileStateChanged.emit()
         self.saveFinished.emit(str(target), error)

@@ -91,7 +91,7 @@ def test_every_identity_window_has_its_figure_on_the_command_line(capsys, tmp_pa
     """`--view identity-NAME` draws what Tools ▸ Identities ▸ NAME shows when it opens."""
     from mha_gui.engine.presets import load_preset
     from mha_gui.export.difference import identity_figure
-    from mha_gui.views.identity_demos import _identity_on
+    from mha_gui.views.identity_demos import identity_on
 
     out = tmp_path / f"{name}.svg"
     code, _, err = run(
@@ -99,7 +99,7 @@ def test_every_identity_window_has_its_figure_on_the_command_line(capsys, tmp_pa
     )
     assert code == 0, err
     session = load_preset("gqa")
-    expected = identity_figure(_identity_on(name, session), session.tokens)
+    expected = identity_figure(identity_on(name, session), session.tokens)
     title, text = svg_title_and_text(out)
     assert title == expected.title and text.startswith(expected.description.split("\n")[0])
     assert "max|left − right|" in text  # the verdict, printed on the figure

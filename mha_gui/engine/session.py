@@ -53,6 +53,16 @@ class ViewState:
                 )
         return self
 
+    def copy(self) -> ViewState:
+        return ViewState(self.stage, self.head, self.query)
+
+
+def same_array(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Equal arrays (shape and every entry), or both None."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
+
 
 @dataclass
 class Session:
@@ -92,7 +102,7 @@ class Session:
             self.config,
             list(self.tokens),
             self.params,
-            ViewState(self.view.stage, self.view.head, self.view.query),
+            self.view.copy(),
             self.mask,
             self.source,
         )
@@ -109,7 +119,7 @@ class Session:
             self.config,
             list(self.tokens),
             self.params.copy(),
-            ViewState(self.view.stage, self.view.head, self.view.query),
+            self.view.copy(),
             None if self.mask is None else self.mask.copy(),
             self.source,
         )
@@ -118,6 +128,34 @@ class Session:
         twin = object.__new__(Session)
         twin.config, twin.tokens, twin.params, twin.view, twin.mask, twin.source = parts
         return twin
+
+    def copy_into(self, target: Session) -> Session:
+        """This session's contents written into `target`'s arrays (same config): a copy
+        that touches no new memory (n = 2048: ~5 ms, against ~40 ms of page faults for
+        fresh arrays)."""
+        for name, array in self.params.as_dict().items():
+            np.copyto(getattr(target.params, name), array)
+        if self.mask is not None and target.mask is not None:
+            np.copyto(target.mask, self.mask)
+        else:
+            target.mask = None if self.mask is None else self.mask.copy()
+        target.tokens, target.view, target.source = list(self.tokens), self.view.copy(), self.source
+        return target
+
+    def same_contents(self, other: Session) -> bool:
+        """Would the two be written as the same file (config, tokens, numbers, mask)?"""
+        if (self.config, list(self.tokens), self.source) != (
+            other.config,
+            list(other.tokens),
+            other.source,
+        ):
+            return False
+        mine, theirs = self.params.as_dict(), other.params.as_dict()
+        return (
+            mine.keys() == theirs.keys()
+            and all(same_array(mine[k], theirs[k]) for k in mine)
+            and same_array(self.mask, other.mask)
+        )
 
 
 def validate_source(source) -> str:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
 
 from mha_gui import theme
 from mha_gui.engine.numbers import NumberFormat, number_format
+from mha_gui.engine.session import same_array
 from mha_gui.views.panel_images import MAX_IMAGE_SIDE as MAX_IMAGE_SIDE
 from mha_gui.views.panel_images import block_mean as block_mean
 from mha_gui.views.panel_images import prepare_image, reduction
@@ -279,7 +280,7 @@ class HeatmapPanel:
             self.image.setRect(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
         if blocked is not None and not blocked.any():
             blocked = None
-        if not _same(blocked, self._blocked):
+        if not same_array(blocked, self._blocked):
             self._blocked = None if blocked is None else blocked.copy()
             self._draw_blocked()
         self._update_labels()
@@ -421,9 +422,3 @@ class HeatmapPanel:
         self.menu_cell = cell
         if self.on_menu:
             self.on_menu(self.head, pos)
-
-
-def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return a.shape == b.shape and bool(np.array_equal(a, b))

@@ -223,21 +223,15 @@ class IdentityDialog(QDialog):
         session = doc.snapshot()
         trace = doc.trace()
         try:
+            chosen = {"trace": trace}
             if self.name == "packed":
-                return ids.packed_projection(session, self.which.currentText(), trace), ""
-            if self.name == "split":
-                return ids.split_concat(session, trace), ""
-            if self.name == "permute":
-                perm = parse_permutation(self.perm.text())
-                return ids.permutation_identity(session, perm, trace), ""
-            if self.name == "scale":
-                return ids.fold_scale(session, trace), ""
-            return (
-                ids.softmax_shift(
-                    session, self.head.value(), self.query.value(), self.constant.value(), trace
-                ),
-                "",
-            )
+                chosen["which"] = self.which.currentText()
+            elif self.name == "permute":
+                chosen["perm"] = parse_permutation(self.perm.text())
+            elif self.name == "shift":
+                chosen.update(head=self.head.value(), query=self.query.value())
+                chosen["c"] = self.constant.value()
+            return identity_on(self.name, session, **chosen), ""
         except ValueError as exc:
             return None, str(exc)
 
@@ -343,27 +337,45 @@ for _name, (_text, _intro) in DEMOS.items():
         )
     )
 
-__all__ = ["DEMOS", "IdentityDialog", "apply_permutation", "open_identity", "result_html"]
+__all__ = [
+    "DEMOS",
+    "IdentityDialog",
+    "apply_permutation",
+    "identity_on",
+    "open_identity",
+    "result_html",
+]
 
 
-def _identity_on(name: str, session, head: int = 0, query: int = 0) -> ids.Identity:
-    """Identity `name` on a session's numbers, as its window opens: W^Q packed, the heads
-    reversed, the shift of `head`'s scores on row `query` with c = 5."""
+def identity_on(
+    name: str,
+    session,
+    *,
+    which: str = "Q",
+    perm=None,
+    head: int = 0,
+    query: int = 0,
+    c: float = 5.0,
+    trace=None,
+) -> ids.Identity:
+    """Identity `name` on a session's numbers (by default as its window opens: W^Q
+    packed, the heads reversed, the shift of head 0's scores on row 0 with c = 5)."""
     if name == "packed":
-        return ids.packed_projection(session, "Q")
+        return ids.packed_projection(session, which, trace)
     if name == "split":
-        return ids.split_concat(session)
+        return ids.split_concat(session, trace)
     if name == "permute":
-        return ids.permutation_identity(session, ids.default_permutation(session.config))
+        perm = ids.default_permutation(session.config) if perm is None else perm
+        return ids.permutation_identity(session, perm, trace)
     if name == "scale":
-        return ids.fold_scale(session)
-    return ids.softmax_shift(session, head, query)
+        return ids.fold_scale(session, trace)
+    return ids.softmax_shift(session, head, query, c, trace)
 
 
 def _identity_drawing(name: str):
     def drawing(data, options):
         session = data.session if hasattr(data, "session") else data.snapshot()
-        identity = _identity_on(name, session, options.head, options.query)
+        identity = identity_on(name, session, head=options.head, query=options.query)
         return identity_figure(identity, list(session.tokens))
 
     return drawing
