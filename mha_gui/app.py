@@ -33,7 +33,7 @@ def create_main_window(preset: str = DEFAULT_PRESET, session=None):
 
 def _build_window(session: Session, path: Path | None, preset_name: str | None, origin=None):
     from mha_gui.document import Document
-    from mha_gui.views.main_window import MainWindow
+    from mha_gui.views.window.main_window import MainWindow
 
     document = Document(session)
     document.open_session(session, path=path, preset=preset_name, origin=origin)

@@ -139,3 +139,15 @@ def test_metainfo_is_valid_appstream():
 def test_desktop_file_is_valid():
     result = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True)
     assert result.returncode == 0 and not result.stdout.strip(), result.stdout + result.stderr
+
+
+def test_every_python_package_folder_is_installed():
+    """pyproject.toml lists its packages by name: a new feature folder that is not listed
+    would work from the checkout and be missing from `pip install .` and the bundle."""
+    listed = set(pyproject()["tool"]["setuptools"]["packages"])
+    folders = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "mha_gui").rglob("__init__.py")
+    }
+    assert folders - listed == set()
+    assert listed - folders == {"mha_gui.resources"}

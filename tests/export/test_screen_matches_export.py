@@ -16,7 +16,7 @@ from mha_gui.document import Document
 from mha_gui.engine.presets import load_preset
 from mha_gui.engine.stage_panels import describe_stage
 from mha_gui.export import figure
-from mha_gui.views.attention_view import AttentionView
+from mha_gui.views.stage.attention_view import AttentionView
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

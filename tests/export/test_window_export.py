@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-pytest.importorskip("mha_gui.views.main_window")
+pytest.importorskip("mha_gui.views.window.main_window")
 
 from mha_gui.engine.stages import STAGES
 from mha_gui.export import export_to
-from mha_gui.views import export_actions
+from mha_gui.views.window import export_actions
 
 
 @pytest.fixture

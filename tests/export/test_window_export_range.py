@@ -7,7 +7,7 @@ import pytest
 from PIL import Image, ImageChops
 
 from mha_gui.export import export_to
-from mha_gui.views import export_actions
+from mha_gui.views.window import export_actions
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

@@ -1,0 +1,1 @@
+"""The contributions dock: what each head adds to the output, and switches to turn heads off."""

@@ -1,0 +1,1 @@
+"""The KV-cache dock: MHA, GQA and MQA side by side for the layer being edited."""

@@ -1,0 +1,1 @@
+"""The layer statistics dock: parameter count, FLOPs and memory, live."""

@@ -1,0 +1,136 @@
+"""The train panel's widgets and look (a mixin of TrainPanel, views/docks/train/train_panel.py):
+head, target, optimizer and rate choices, the target and weights-now grids, the buttons,
+the loss curve (a light pyqtgraph plot), the plateau box and the message line."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+)
+
+from mha_gui import theme
+from mha_gui.engine.training import PLATEAU_HINT
+from mha_gui.views.docks.train.target_grid import TargetGrid
+from mha_gui.views.stage.plot_items import add_plot
+
+STEP_COUNT = 10  # steps per press of Step
+TARGETS = (
+    ("previous token", "previous"),
+    ("first token", "first"),
+    ("itself (diagonal)", "self"),
+    ("uniform", "uniform"),
+    ("attend to token t", "token"),
+    ("painted by hand", "painted"),
+)
+OPTIMIZERS = (("Adam", "adam"), ("plain gradient steps", "sgd"))
+
+
+class TrainLayout:
+    def _build_ui(self) -> None:
+        self.head = QComboBox(objectName="train.head")
+        self.target = QComboBox(objectName="train.target")
+        for text, key in TARGETS:
+            self.target.addItem(text, key)
+        self.token = QSpinBox(objectName="train.token", minimum=0)
+        self.optimizer = QComboBox(objectName="train.optimizer")
+        for text, key in OPTIMIZERS:
+            self.optimizer.addItem(text, key)
+        self.lr = QLineEdit(objectName="train.lr")
+        self.lr.setToolTip(
+            "The learning rate: a positive number (Adam moves each entry by about this much "
+            "per step)"
+        )
+        form = QFormLayout()
+        form.addRow("Head", self.head)
+        target_row = QHBoxLayout()
+        target_row.addWidget(self.target, 1)
+        target_row.addWidget(self.token)
+        form.addRow("Target", target_row)
+        form.addRow("Optimizer", self.optimizer)
+        form.addRow("Learning rate", self.lr)
+
+        self.target_grid = TargetGrid(editable=True, objectName="train.targetGrid")
+        self.now_grid = TargetGrid(objectName="train.nowGrid")
+        grids = QHBoxLayout()
+        for caption, grid in (
+            ("target (click to paint)", self.target_grid),
+            ("weights now", self.now_grid),
+        ):
+            box = QVBoxLayout()
+            label = QLabel(caption, alignment=Qt.AlignmentFlag.AlignHCenter)
+            box.addWidget(label)
+            box.addWidget(grid, 1)
+            grids.addLayout(box, 1)
+
+        self.step_button = QPushButton(f"Step ({STEP_COUNT} steps)", objectName="train.step")
+        self.play_button = QPushButton("▶ Play", objectName="train.play")
+        self.export_button = QPushButton("Export GIF…", objectName="train.export")
+        buttons = QHBoxLayout()
+        for b in (self.step_button, self.play_button, self.export_button):
+            buttons.addWidget(b)
+
+        self.status = QLabel("", objectName="train.status", wordWrap=True)
+        # the loss curve: a light plot (pyqtgraph's PlotWidget builds parentless menus)
+        self.plot = pg.GraphicsLayoutWidget()
+        self.plot.setObjectName("train.lossPlot")
+        self.plot.setMinimumHeight(140)
+        self.loss_plot = add_plot(self.plot.ci, 0, 0)
+        self.loss_plot.getViewBox().enableAutoRange()
+        self.curve = pg.PlotDataItem([], [], pen=pg.mkPen(theme.head_color(0), width=2))
+        self.loss_plot.addItem(self.curve)
+        self.floor_line = pg.InfiniteLine(
+            angle=0, pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine)
+        )
+        self.loss_plot.addItem(self.floor_line)
+        style = {"font-size": "9pt"}
+        self.loss_plot.setLabel("bottom", "step", **style)
+        self.loss_plot.setLabel("left", "loss", **style)
+
+        self.plateau = QFrame(objectName="train.plateauBox")
+        self.plateau.setFrameShape(QFrame.Shape.StyledPanel)
+        self.plateau_text = QLabel(PLATEAU_HINT, objectName="train.plateau", wordWrap=True)
+        self.seed = QSpinBox(objectName="train.reinitSeed", minimum=0, maximum=999_999)
+        self.reinit_button = QPushButton("", objectName="train.reinit")
+        plateau_row = QHBoxLayout()
+        plateau_row.addWidget(QLabel("seed"))
+        plateau_row.addWidget(self.seed)
+        plateau_row.addWidget(self.reinit_button, 1)
+        plateau_layout = QVBoxLayout(self.plateau)
+        plateau_layout.addWidget(self.plateau_text)
+        plateau_layout.addLayout(plateau_row)
+        self.plateau.setVisible(False)
+
+        self.message = QLabel("", objectName="train.message", wordWrap=True)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addLayout(grids, 1)
+        layout.addLayout(buttons)
+        layout.addWidget(self.status)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.plateau)
+        layout.addWidget(self.message)
+
+    # ------------------------------------------------------------------ look ---------
+    def set_theme(self, name: str) -> None:
+        self._theme = name
+        pal = theme.palette(name)
+        self.plot.setBackground(pal.background)
+        for axis in ("left", "bottom"):
+            self.loss_plot.getAxis(axis).setPen(pg.mkPen(pal.muted))
+            self.loss_plot.getAxis(axis).setTextPen(pg.mkPen(pal.text))
+        for grid in (self.target_grid, self.now_grid):
+            grid.set_theme(name)
+
+    def _set_colormap(self, name: str) -> None:
+        for grid in (self.target_grid, self.now_grid):
+            grid.set_colormap(name)

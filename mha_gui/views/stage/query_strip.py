@@ -1,0 +1,287 @@
+"""One query token followed through the inspected head: q_i → s → a → z_i.
+
+The path a student walks by hand: the query vector, its scaled scores against every
+key (blocked keys marked), the softmax weights (0..1, summing to 1) and the mixed value
+vector. Beside it, the same query's weights in every head, so heads can be compared
+without hiding any.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from mha_gui import theme
+from mha_gui.engine.explain import explain_cell
+from mha_gui.engine.stage_panels import check_weights_range, weights_colours
+from mha_gui.views.settings.display_options import DisplayOptions
+from mha_gui.views.stage.heatmap_panel import HeatmapPanel
+from mha_gui.views.stage.plot_items import add_plot
+from mha_gui.views.widgets.rich_text import esc
+
+STRIP_VALUE_LIMIT = 16
+
+
+class QueryStrip(DisplayOptions, QWidget):
+    def __init__(self, document, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.setObjectName("queryStrip")
+        self._theme = "light"
+        self._show_values = True
+        self._zoom = 1.0
+        self._colormap = theme.DEFAULT_COLORMAP
+        self._weights_range = "fixed"
+        self.panels: dict[str, HeatmapPanel] = {}
+        self._shown: tuple[int, int] | None = None  # (head, query) on screen
+        self.titles: dict[str, pg.LabelItem] = {}
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setObjectName("queryStripCanvas")
+        self.canvas.ci.setContentsMargins(4, 2, 4, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.canvas)
+        self.setMinimumHeight(120)
+
+        # Counters for tests and benchmarks: panels built, and every panel and title
+        # refreshed. One edit that changes shape, config and tokens at once (+ token)
+        # costs one of each: the signals of one event-loop turn are coalesced.
+        self.rebuild_count = 0
+        self.refresh_count = 0
+        self._pending: str | None = None  # "rebuild" or "refresh", done on the next turn
+        self._rendered_at = -1  # the document's recompute_count the panels show
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._run_pending)
+
+        document.traceChanged.connect(self._on_trace)
+        document.shapeChanged.connect(lambda: self._schedule("rebuild"))
+        document.configChanged.connect(lambda: self._schedule("rebuild"))
+        document.tokensChanged.connect(lambda: self._schedule("refresh"))
+        document.viewChanged.connect(self._on_view)
+        self.rebuild()
+
+    def sizeHint(self):
+        hint = super().sizeHint()
+        # small enough that the heads above keep most of a 720 px projector's height
+        hint.setHeight(round(112 + 12 * min(self.document.config.h, 8) + 40 * (self._zoom - 1)))
+        return hint
+
+    # ------------------------------------------------------------------ public ----
+    def _pt(self, size: float) -> str:
+        # the strip is secondary and five titles share one line: it grows more slowly
+        return f"{size * self._zoom**0.5:.3g}pt"
+
+    def set_show_values(self, show: bool) -> None:
+        self._show_values = bool(show)
+        for panel in self.panels.values():
+            panel.set_show_values(self._show_values)
+
+    def set_weights_range(self, name: str) -> None:
+        """View ▸ Weights colour range: what the weights' colours show (numbers stay)."""
+        if check_weights_range(name) != self._weights_range:
+            self._weights_range = name
+            self._refresh_soon()
+
+    def cell_tooltip(self, part: str, row: int, col: int) -> str:
+        """Hover text of a strip cell; part is q, s, a, z or heads (row = head there)."""
+        doc = self.document
+        view = doc.view
+        kind, head = {"q": "Q", "s": "S", "a": "A", "z": "Z", "heads": "A"}[part], view.head
+        if part == "heads":
+            head = row
+        return explain_cell(
+            kind,
+            head,
+            view.query,
+            col,
+            trace=doc.trace(),
+            params=doc.parameters,
+            config=doc.config,
+            tokens=doc.tokens,
+        )
+
+    # ----------------------------------------------------------------- building ---
+    def rebuild(self) -> None:
+        self._pending = None
+        self._timer.stop()
+        self.rebuild_count += 1
+        c = self.document.config
+        pal = theme.palette(self._theme)
+        self.canvas.clear()
+        self.canvas.setBackground(pal.background)
+        self.panels.clear()
+        self.titles.clear()
+        values = theme.colormap_for("values", self._colormap)
+        weights = theme.colormap_for("weights", self._colormap)
+        parts = (
+            ("q", (1, c.d_k), values),
+            ("s", (1, c.n), values),
+            ("a", (1, c.n), weights),
+            ("z", (1, c.d_v), values),
+        )
+        ci = self.canvas.ci
+        col = 0
+        for k, (name, shape, lut) in enumerate(parts):
+            if k:
+                ci.addLabel("→", row=1, col=col, size=self._pt(16), color=pal.muted)
+                col += 1
+            self.titles[name] = ci.addLabel("", row=0, col=col, size=self._pt(10))
+            plot = add_plot(ci, 1, col)
+            ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
+            self.panels[name] = self._panel(plot, name, shape, lut, pal)
+            plot.getAxis("left").setWidth(4)
+            plot.hideAxis("left")
+            col += 1
+        # the same query's weights in every head (rows = heads)
+        col += 0
+        self.titles["heads"] = ci.addLabel("", row=0, col=col, size=self._pt(10))
+        plot = add_plot(ci, 1, col)
+        ci.layout.setColumnStretchFactor(col, max(3, c.n))
+        self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), weights, pal)
+        self._refresh_all()
+
+    def _panel(self, plot, name, shape, lut, pal) -> HeatmapPanel:
+        panel = HeatmapPanel(
+            plot,
+            "A" if name == "heads" else name.upper(),
+            None,
+            shape,
+            palette=pal,
+            lut=lut,
+            show_values=self._show_values,
+            on_tooltip=lambda _k, _h, r, c, part=name: self.cell_tooltip(part, r, c),
+            on_click=lambda _h, r, part=name: self._clicked(part, r),
+            query_rows=name == "heads",
+            value_limit=STRIP_VALUE_LIMIT,
+            zoom=self._zoom**0.5,
+        )
+        plot.setMinimumHeight(40)
+        return panel
+
+    def _clicked(self, part: str, row: int) -> None:
+        if part == "heads":
+            self.document.set_head(row)
+
+    # ------------------------------------------------------------------ content ---
+    def _schedule(self, kind: str) -> None:
+        """Rebuild or refresh once, on the next event-loop turn, however many signals
+        ask for it in this one (a rebuild includes the refresh)."""
+        if self._pending != "rebuild":
+            self._pending = kind
+        self._timer.start()
+
+    def _run_pending(self) -> None:
+        if self.document.computing:
+            return  # a large layer is computing: its traceChanged runs this again
+        kind, self._pending = self._pending, None
+        if kind == "rebuild":
+            self.rebuild()
+        elif kind == "refresh":
+            self._refresh_all()
+
+    def _refresh_all(self, *_args) -> None:
+        self._pending = None
+        self._timer.stop()
+        self._update(None)
+
+    def _on_view(self) -> None:
+        """The strip follows the inspected head and the query token, not the stage."""
+        view = self.document.view
+        if (view.head, view.query) == self._shown:
+            return
+        self._refresh_soon()
+
+    def _refresh_soon(self) -> None:
+        """Refresh at once (a click on a head or a token is one signal), or with what is
+        pending already, or when the document has finished computing."""
+        if self._pending is not None or self.document.computing:
+            self._schedule("refresh")
+        else:
+            self._refresh_all()
+
+    def _on_trace(self, heads) -> None:
+        if self._pending is not None:
+            self._timer.start()  # the pending refresh reads the new trace
+        elif self.document.recompute_count != self._rendered_at:
+            self._update(heads)
+        # else: a refresh already read this very trace (it was pending in this turn)
+
+    def _weight_colours(self, weights: np.ndarray, query: int) -> np.ndarray | None:
+        """What the colours of query `query`'s weights show in every head (h × n), under
+        the weights colour range; None for "fixed" (the weights themselves)."""
+        if self._weights_range == "fixed":
+            return None
+        return np.stack([weights_colours(w, self._weights_range)[query] for w in weights])
+
+    def _update(self, heads) -> None:
+        doc = self.document
+        if not self.panels:
+            return
+        c, t, view = doc.config, doc.trace(), doc.view
+        self._rendered_at = doc.recompute_count
+        i, j, g = view.head, view.query, c.kv_group(view.head)
+        pal = theme.palette(self._theme)
+        tokens = doc.tokens
+        mask_row = t.mask[j][None, :]
+        if heads is None or i in heads:
+            q = t.q_scores[i, j][None, :]  # rotated with RoPE: the q the scores use
+            s = t.scores[i, j][None, :]
+            z = t.heads[i, j][None, :]
+            self.panels["q"].set_matrix(q, theme.levels_for("values", q))
+            self.panels["s"].set_matrix(s, theme.levels_for("values", s), mask_row)
+            colours = self._weight_colours(t.weights, j)
+            self.panels["a"].set_matrix(
+                t.weights[i, j][None, :],
+                (0.0, 1.0),
+                mask_row,
+                colours=None if colours is None else colours[i][None, :],
+            )
+            self.panels["z"].set_matrix(z, theme.levels_for("values", z))
+        if heads is None or heads:
+            self.panels["heads"].set_matrix(
+                t.weights[:, j, :],
+                (0.0, 1.0),
+                np.repeat(mask_row, c.h, axis=0),
+                colours=self._weight_colours(t.weights, j),
+            )
+        if heads is not None:
+            return
+        self.refresh_count += 1
+        self._shown = (i, j)
+        token = tokens[j]
+        shown = esc(token)  # a token like <s> is text, not a tag
+        colour = theme.head_text_color(i, self._theme)
+        # with RoPE the strip follows the rotated vectors q̃ = Q̃_i[j] and K̃ (what S reads)
+        tilde = "\u0303" if c.rope else ""
+        kv = f"K{tilde}<sub>{g if c.variant != 'MHA' else i}</sub>"
+        scale = "/ √d<sub>k</sub>" if c.scale is None else f"· {c.scale:g}"
+
+        def two_lines(formula: str, shape: str) -> str:
+            # the shape on a second line keeps five titles within a projector's width
+            return (
+                f"{formula}<br><span style='color:{pal.muted}; font-weight:normal'>{shape}</span>"
+            )
+
+        for name, text in (
+            ("q", two_lines(f"q{tilde} = Q{tilde}<sub>{i}</sub>[{shown}]", f"1×{c.d_k}")),
+            ("s", two_lines(f"s = q{tilde} {kv}ᵀ {scale}", f"1×{c.n}")),
+            ("a", two_lines("a = softmax(s)", f"1×{c.n}")),
+            ("z", two_lines(f"z<sub>{i}</sub> = a V<sub>{g}</sub>", f"1×{c.d_v}")),
+        ):
+            self.titles[name].setText(text, color=colour, size=self._pt(10), bold=True)
+        self.titles["heads"].setText(
+            two_lines(f"“{shown}” weights in every head", f"{c.h}×{c.n}"),
+            color=pal.text,
+            size=self._pt(10),
+        )
+        self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
+        self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])
+        for name in ("s", "a"):
+            self.panels[name].set_axis_labels([token], tokens)
+        heads_panel = self.panels["heads"]
+        heads_panel.set_axis_labels([f"head {h}" for h in range(c.h)], tokens)
+        heads_panel.set_query(i)

@@ -1,0 +1,390 @@
+"""Stage navigation (slider, Previous / Next / Play, Ctrl+PgUp / Ctrl+PgDown anywhere in
+the window, ← / → when no table or text field has focus) and the inspect controls.
+
+Shows the current stage's title, its formula (large, readable from the back of a room)
+and the shapes of its operands, e.g. `A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4`.
+Everything is bound both ways to the document's view state.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QIcon,
+    QKeyEvent,
+    QKeySequence,
+    QPainter,
+    QPalette,
+    QPixmap,
+    QShortcut,
+)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSlider,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from mha_gui import theme
+from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.views.settings.display_options import bind_display
+from mha_gui.views.widgets.flow_layout import FlowLayout
+from mha_gui.views.widgets.token_list_model import TokenListModel
+
+PLAY_INTERVAL_MS = 1200
+QUERY_CHARS = 24  # the query selector's width at most, in characters (longer labels elide)
+# Next / Previous stage from anywhere in the window, even inside a matrix editor: tables
+# use the arrows, Home/End and PgUp/PgDown to move, text fields Ctrl+arrows, but neither
+# Ctrl+PgUp/PgDown (spreadsheets use it for the next sheet, browsers for the next tab).
+NEXT_KEY = "Ctrl+PgDown"
+PREVIOUS_KEY = "Ctrl+PgUp"
+# Widgets that need ←/→ themselves: text being edited, and table cell navigation.
+_KEEP_ARROWS = (QLineEdit, QAbstractSpinBox, QTextEdit, QPlainTextEdit, QAbstractItemView)
+
+
+def _group(*items) -> QWidget:
+    """Widgets side by side in one unit that the flow layout never splits.
+
+    An int is spacing; a (widget, stretch) pair gets that stretch."""
+    box = QWidget()
+    layout = QHBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    for item in items:
+        if isinstance(item, int):
+            layout.addSpacing(item)
+        elif isinstance(item, tuple):
+            layout.addWidget(*item)
+        else:
+            layout.addWidget(item)
+    return box
+
+
+class WrapLabel(QLabel):
+    """Plain text on one line when there is room, wrapped at spaces when not (never cut)."""
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:
+        m = self.contentsMargins()
+        width = self.fontMetrics().horizontalAdvance(self.text()) + 4 + m.left() + m.right()
+        return QSize(width, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QSize:
+        fm = self.fontMetrics()
+        word = max((fm.horizontalAdvance(w) for w in self.text().split()), default=0)
+        return QSize(word + 4, fm.height())
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text that ends in … when narrower than its text.
+
+    `text()` stays the full text; the layout may shrink it down to a few words.
+    """
+
+    def __init__(self, text: str = "", parent=None):
+        super().__init__(text, parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def minimumSizeHint(self) -> QSize:
+        fm = self.fontMetrics()
+        return QSize(fm.horizontalAdvance("Softmax normalises…"), fm.height())
+
+    def sizeHint(self) -> QSize:
+        fm = self.fontMetrics()
+        return QSize(fm.horizontalAdvance(self.text()) + 4, fm.height())
+
+    def is_elided(self) -> bool:
+        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        painter.drawText(
+            rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text
+        )
+        painter.end()
+
+
+def _swatch(colour: str) -> QIcon:
+    pix = QPixmap(12, 12)
+    pix.fill(QColor(colour))
+    return QIcon(pix)
+
+
+class StageBar(QWidget):
+    def __init__(self, document, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.setObjectName("stageBar")
+        last = len(STAGES) - 1
+
+        self.prev_button = QPushButton("◀ Previous")
+        self.prev_button.setObjectName("stagePrevious")
+        self.prev_button.setToolTip(f"Previous stage ({PREVIOUS_KEY}; ← when no table has focus)")
+        self.play_button = QPushButton("▶ Play")
+        self.play_button.setObjectName("stagePlay")
+        self.play_button.setCheckable(True)
+        self.play_button.setToolTip(f"Step through the stages, {PLAY_INTERVAL_MS / 1000:g} s each")
+        self.next_button = QPushButton("Next ▶")
+        self.next_button.setObjectName("stageNext")
+        self.next_button.setToolTip(f"Next stage ({NEXT_KEY}; → when no table has focus)")
+
+        self.stage_slider = QSlider(Qt.Orientation.Horizontal)
+        self.stage_slider.setObjectName("stageSlider")
+        self.stage_slider.setRange(0, last)
+        self.stage_slider.setPageStep(1)
+        self.stage_slider.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.stage_slider.setTickInterval(1)
+        self.stage_slider.setMinimumWidth(140)
+        self.stage_slider.setAccessibleName("Calculation stage")
+
+        # title, formula and shapes are never cut: on a very narrow bar they wrap instead
+        self.title_label = WrapLabel()
+        self.title_label.setObjectName("stageTitle")
+        # the sentence may be cut (…) on a narrow window; the full text is its tooltip
+        self.what_label = ElidedLabel()
+        self.what_label.setObjectName("stageWhat")
+
+        self.formula_label = WrapLabel()
+        self.formula_label.setObjectName("stageFormula")
+        self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.shapes_label = WrapLabel()
+        self.shapes_label.setObjectName("stageShapes")
+        self.shapes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.head_selector = QComboBox()
+        self.head_selector.setObjectName("headSelector")
+        self.head_selector.setAccessibleName("Inspect head")
+        self.head_selector.setToolTip("Inspect head: highlights its panel; the others stay visible")
+        self.query_selector = QComboBox()
+        self.query_selector.setObjectName("querySelector")
+        self.query_selector.setAccessibleName("Query token")
+        self.query_selector.setToolTip("Query token: outlines its row in every head")
+        # as wide as the longest label (up to QUERY_CHARS): measured from the labels'
+        # lengths, not by asking the model for every one of up to thousands of rows
+        self.query_selector.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.query_selector.setModel(TokenListModel(self.query_selector))
+        head_label = QLabel("Inspect &head")
+        head_label.setBuddy(self.head_selector)
+        query_label = QLabel("&Query token")
+        query_label.setBuddy(self.query_selector)
+
+        self.head_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+
+        # Two flowing lines that wrap on a narrow window or a big zoom instead of
+        # widening it: [navigation · title · selectors] and [formula · shapes · sentence].
+        nav = _group(self.prev_button, self.play_button, self.next_button, (self.stage_slider, 1))
+        nav.setObjectName("stageNavigation")
+        nav.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        selectors = _group(head_label, self.head_selector, 6, query_label, self.query_selector)
+        selectors.setObjectName("stageSelectors")
+        self.top_flow = FlowLayout(h_spacing=14)
+        for w in (nav, self.title_label, selectors):
+            self.top_flow.addWidget(w)
+        self.bottom_flow = FlowLayout(h_spacing=24)
+        for w in (self.formula_label, self.shapes_label, self.what_label):
+            self.bottom_flow.addWidget(w)
+
+        box = QVBoxLayout(self)
+        box.setContentsMargins(6, 4, 6, 4)
+        box.setSpacing(2)
+        box.addLayout(self.top_flow)
+        box.addLayout(self.bottom_flow)
+
+        self._apply_fonts()
+
+        self.play_timer = QTimer(self)
+        self.play_timer.setInterval(PLAY_INTERVAL_MS)
+        self.play_timer.timeout.connect(self._play_step)
+
+        self.prev_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Left), self)
+        self.next_shortcut = QShortcut(QKeySequence(Qt.Key.Key_Right), self)
+        self.prev_stage_key = QShortcut(QKeySequence(PREVIOUS_KEY), self)
+        self.next_stage_key = QShortcut(QKeySequence(NEXT_KEY), self)
+        for sc in (
+            self.prev_shortcut,
+            self.next_shortcut,
+            self.prev_stage_key,
+            self.next_stage_key,
+        ):
+            sc.setContext(Qt.ShortcutContext.WindowShortcut)
+        self.prev_stage_key.activated.connect(self.previous_stage)
+        self.next_stage_key.activated.connect(self.next_stage)
+        self.prev_shortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Left, -1))
+        self.next_shortcut.activated.connect(lambda: self._arrow(Qt.Key.Key_Right, +1))
+
+        self.prev_button.clicked.connect(self.previous_stage)
+        self.next_button.clicked.connect(self.next_stage)
+        self.play_button.toggled.connect(self.set_playing)
+        self.stage_slider.valueChanged.connect(document.set_stage)
+        self.head_selector.currentIndexChanged.connect(self._head_picked)
+        self.query_selector.currentIndexChanged.connect(self._query_picked)
+
+        document.viewChanged.connect(self._sync_view)
+        document.configChanged.connect(self._sync_all)
+        document.shapeChanged.connect(self._sync_all)
+        document.tokensChanged.connect(self._fill_queries)
+        self._sync_all()
+
+    # ------------------------------------------------------------------ actions ---
+    def next_stage(self) -> None:
+        self.document.set_stage(self.document.view.stage + 1)
+
+    def previous_stage(self) -> None:
+        self.document.set_stage(self.document.view.stage - 1)
+
+    def set_playing(self, playing: bool) -> None:
+        """Start (from the first stage if at the last) or stop stepping through stages."""
+        if playing:
+            if self.document.view.stage >= len(STAGES) - 1:
+                self.document.set_stage(0)
+            self.play_timer.start()
+        else:
+            self.play_timer.stop()
+        if self.play_button.isChecked() != playing:
+            self.play_button.blockSignals(True)
+            self.play_button.setChecked(playing)
+            self.play_button.blockSignals(False)
+        self.play_button.setText("❚❚ Pause" if playing else "▶ Play")
+
+    @property
+    def playing(self) -> bool:
+        return self.play_timer.isActive()
+
+    def _play_step(self) -> None:
+        self.next_stage()
+        if self.document.view.stage >= len(STAGES) - 1:
+            self.set_playing(False)
+
+    def _arrow(self, key: Qt.Key, step: int) -> None:
+        focus = QApplication.focusWidget()
+        if isinstance(focus, _KEEP_ARROWS) and focus.isEnabled():
+            # a table or text field has focus: the arrow moves its cursor, not the stage
+            # (the shortcuts are off meanwhile, or the key sent would trigger them again)
+            arrows = (self.prev_shortcut, self.next_shortcut)
+            for sc in arrows:
+                sc.setEnabled(False)
+            try:
+                for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                    event = QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier)
+                    QApplication.sendEvent(focus, event)
+            finally:
+                for sc in arrows:
+                    sc.setEnabled(True)
+            return
+        self.next_stage() if step > 0 else self.previous_stage()
+
+    def _head_picked(self, index: int) -> None:
+        if index >= 0:
+            self.document.set_head(index)
+
+    def _query_picked(self, index: int) -> None:
+        if index >= 0:
+            self.document.set_query(index)
+
+    def _apply_fonts(self) -> None:
+        """Title, formula and shapes larger than the rest (they follow the zoom)."""
+        for label, factor, bold in (
+            (self.title_label, 1.25, True),
+            (self.formula_label, 1.6, False),
+            (self.shapes_label, 1.2, False),
+        ):
+            font = QFont(self.font())
+            font.setPointSizeF(self.font().pointSizeF() * factor)
+            font.setBold(bold)
+            label.setFont(font)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._apply_fonts()
+
+    def bind_display(self, settings) -> None:
+        """Follow a DisplaySettings' theme (the fonts follow the application's zoom)."""
+        bind_display(self, settings, ("theme",))
+
+    def set_theme(self, name: str) -> None:
+        # a palette, not a style sheet: style sheets stop the labels following the zoom
+        muted = QColor(theme.palette(name).muted)
+        for label in (self.what_label, self.shapes_label):
+            pal = QPalette(label.palette())
+            for group in (QPalette.ColorGroup.Active, QPalette.ColorGroup.Inactive):
+                pal.setColor(group, QPalette.ColorRole.WindowText, muted)
+            label.setPalette(pal)
+
+    # -------------------------------------------------------------------- syncing ---
+    def _sync_all(self) -> None:
+        self._fill_heads()
+        self._fill_queries()
+        self._sync_view()
+
+    def _fill_heads(self) -> None:
+        c = self.document.config
+        combo = self.head_selector
+        combo.blockSignals(True)
+        combo.clear()
+        for i in range(c.h):
+            combo.addItem(_swatch(theme.head_color(i)), f"head {i}")
+            if c.variant != "MHA":
+                combo.setItemData(
+                    i, f"reads K/V group {c.kv_group(i)}", Qt.ItemDataRole.ToolTipRole
+                )
+        combo.setCurrentIndex(self.document.view.head)
+        combo.blockSignals(False)
+
+    def _fill_queries(self) -> None:
+        combo = self.query_selector
+        combo.blockSignals(True)
+        tokens = self.document.tokens
+        combo.model().set_tokens(tokens)
+        longest = max((len(t) for t in tokens), default=1)
+        combo.setMinimumContentsLength(max(3, min(QUERY_CHARS, longest)))
+        if combo.currentIndex() != self.document.view.query:
+            combo.setCurrentIndex(self.document.view.query)
+        combo.blockSignals(False)
+
+    def _sync_view(self) -> None:
+        doc = self.document
+        view, c = doc.view, doc.config
+        stage = STAGES[view.stage]
+        for widget, value in (
+            (self.stage_slider, view.stage),
+            (self.head_selector, view.head),
+            (self.query_selector, view.query),
+        ):
+            if widget.count() if isinstance(widget, QComboBox) else True:
+                current = widget.value() if isinstance(widget, QSlider) else widget.currentIndex()
+                if current != value:
+                    widget.blockSignals(True)
+                    if isinstance(widget, QSlider):
+                        widget.setValue(value)
+                    else:
+                        widget.setCurrentIndex(value)
+                    widget.blockSignals(False)
+        self.title_label.setText(f"{stage.index + 1}/{len(STAGES)}  {stage.title}")
+        self.what_label.setText(stage.what)
+        self.what_label.setToolTip(stage.what)
+        self.formula_label.setText(formula_for(stage, c))
+        self.shapes_label.setText(shapes_line(stage, c))
+        self.prev_button.setEnabled(view.stage > 0)
+        self.next_button.setEnabled(view.stage < len(STAGES) - 1)

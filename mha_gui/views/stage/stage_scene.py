@@ -1,0 +1,208 @@
+"""The built canvas of one stage in the attention view, kept while other stages show.
+
+Building a stage's panels costs far more than updating them, so the view keeps the
+scenes of the stages visited last (up to `SCENE_CELLS` cells in all) and, when one is
+shown again, brings it up to date with what changed while it was hidden.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import pyqtgraph as pg
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtGui import QFont, QTextDocument
+from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QScrollArea
+
+from mha_gui.engine.stage_panels import KINDS, panel_keys
+from mha_gui.views.stage.heatmap_panel import HeatmapPanel
+from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
+
+# Keep other stages' canvases while their panels hold at most this many cells in all
+# (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
+# layer, and of an n = 512, 12-head layer (~14 M cells, ~170 MB): going back to a stage
+# costs a few milliseconds instead of building its panels again (~0.3–1 s at n = 512).
+SCENE_CELLS = 16_000_000
+ALL = None  # "everything changed" in a pending change
+# Readable at any zoom: a cell is drawn at least MIN_CELL_PX high and wide while its
+# matrix has at most READABLE_CELLS rows (columns); a larger matrix is an overview (a
+# reduced image, exact values in tooltips) and gets at least LARGE_MIN_PX. When the grid needs more room than the
+# view has, it scrolls instead of shrinking the panels to slivers.
+MIN_CELL_PX = 14
+READABLE_CELLS = 16
+LARGE_MIN_PX = 64  # a larger matrix is an overview: this much room at least
+AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
+TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
+
+
+def min_side(count: int) -> int:
+    """The smallest side in pixels of a panel with `count` rows (or columns)."""
+    return MIN_CELL_PX * count if count <= READABLE_CELLS else LARGE_MIN_PX
+
+
+def scroll_holder(canvas) -> QScrollArea:
+    """The scroll area a stage's canvas sits in (it scrolls when the grid needs more
+    room than the view has)."""
+    holder = QScrollArea()
+    holder.setObjectName("attentionScroll")
+    holder.setWidgetResizable(True)
+    holder.setFrameShape(QFrame.Shape.NoFrame)
+    holder.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    holder.setWidget(canvas)
+    return holder
+
+
+@dataclass
+class Group:
+    """The panels drawn together in one grid cell under one title: a head's (Q, K, V at
+    the projections stage) or the layer's (X, H, Y: head −1)."""
+
+    head: int
+    kinds: tuple[str, ...]
+
+
+def stage_groups(stage: int, config) -> list[Group]:
+    """The stage description's panels, grouped by head (layer-wide panels first)."""
+    by_head: dict[int, list[str]] = {}
+    for kind, head in panel_keys(stage, config):
+        by_head.setdefault(head, []).append(kind)
+    return [Group(head, tuple(kinds)) for head, kinds in by_head.items()]
+
+
+def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
+    """The pixels the widest group needs side by side at readable cells (with axes)."""
+    axis = round(AXIS_PX * zoom)
+
+    def part(kind: str, titled: bool) -> int:
+        side = min_side(len(KINDS[kind].columns(config, tokens))) + axis
+        return max(side, round(TITLE_PX * zoom)) if titled else side
+
+    return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
+
+
+def planned_cells(groups: list[Group], config, tokens) -> int:
+    """The cells a stage's panels will hold (before any of them is built)."""
+    return sum(config.n * len(KINDS[k].columns(config, tokens)) for g in groups for k in g.kinds)
+
+
+def make_readable(panel: HeatmapPanel) -> None:
+    """Give a panel's view box the room of readable cells (min_side of its shape)."""
+    vb = panel.plot.getViewBox()
+    vb.setMinimumHeight(min_side(panel.rows))
+    vb.setMinimumWidth(min_side(panel.cols))
+
+
+def fit_canvas(scene: StageScene) -> None:
+    """The canvas asks its scroll area for the room its grid needs at least."""
+    hint = scene.canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+    size = QSize(math.ceil(hint.width()) + 4, math.ceil(hint.height()) + 4)
+    if scene.canvas.minimumSize() != size:
+        scene.canvas.setMinimumSize(size)
+
+
+def group_is_layer(group: Group) -> bool:
+    return KINDS[group.kinds[0]].per is None
+
+
+@dataclass
+class StageScene:
+    """One stage's canvas and what was drawn on it."""
+
+    stage: int
+    canvas: pg.GraphicsLayoutWidget
+    holder: QScrollArea | None = None  # the scroll area around the canvas
+    panels: dict[tuple[str, int], HeatmapPanel] = field(default_factory=dict)
+    titles: dict[int, TitleLabel] = field(default_factory=dict)
+    colorbar: ColorBar | None = None
+    extras: list = field(default_factory=list)  # concat bands and block outlines
+    band_outline: dict[int, QGraphicsRectItem] = field(default_factory=dict)
+    grid_cols: int = 0
+    levels: tuple[float, float] | None = None
+    peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
+    titles_set: dict[int, tuple] = field(default_factory=dict)
+    primed: set[int] = field(default_factory=set)  # titles with room for the inspected style
+    # changes while hidden: (heads whose Z changed, heads whose contribution changed);
+    # None = nothing yet; (ALL, ALL) = everything
+    pending: tuple | None = None
+    relabel: bool = False  # tokens renamed while hidden
+    prepare_token: object = None  # the newest off-thread preparation of this scene
+    building: Iterator | None = None  # the steps left of a large stage's build
+    adding: bool = False  # …of which some still add heads (nothing to draw into yet)
+
+    @property
+    def cells(self) -> int:
+        return sum(p.rows * p.cols for p in self.panels.values())
+
+    def note_change(self, heads, contributions) -> None:
+        """Remember a recompute that happened while this scene was hidden."""
+        if heads is ALL or (self.pending is not None and self.pending[0] is ALL):
+            self.pending = (ALL, ALL)
+        elif self.pending is None:
+            self.pending = (set(heads), set(contributions))
+        else:
+            self.pending[0].update(heads)
+            self.pending[1].update(contributions)
+
+
+def grid_columns(
+    groups: list[Group], width: int, height: int, stretch: float = 1.0, group_width: int = 0
+) -> int:
+    """Columns of the head grid that keep panels closest to square for this size, and
+    no more than fit side by side when each group needs `group_width` pixels (the grid
+    then scrolls down rather than sideways)."""
+    count = len(groups)
+    parts = max(len(g.kinds) for g in groups)
+    w, h = max(width, 320), max(height, 240)
+    cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) * stretch / parts))))
+    if group_width > 0:
+        cols = max(1, min(cols, w // group_width))
+    rows = math.ceil(count / cols)
+    return math.ceil(count / rows)
+
+
+def grid_fits(
+    groups: list[Group], cols: int, width: int, height: int, group_width: int = 0
+) -> bool:
+    """Is a grid of `cols` columns still right for this size? Within 15 % of the aspect
+    ratio it is: the stage bar's height changes from stage to stage, and a grid that
+    flipped with it would rebuild every panel twice per stage switch."""
+    low = grid_columns(groups, width, height, 1 / 1.15, group_width)
+    return low <= cols <= grid_columns(groups, width, height, 1.15, group_width)
+
+
+class TitleFitter:
+    """Puts `first · second` on one line when it fits its grid column, else two lines
+    (long titles such as `head 1 · Z₁W_O[4:8,:]` at a projector zoom). Measuring text
+    costs; titles repeat, so widths are cached."""
+
+    def __init__(self):
+        self._widths: dict[tuple, float] = {}
+
+    def fit(self, first, second, size, bold, sep, room: float, font: QFont) -> str:
+        one = f"{first}{sep}{second}"
+        key = (one, size, bold, font.toString())
+        if key not in self._widths:
+            f = QFont(font)
+            f.setPointSizeF(size)
+            f.setBold(bold)
+            doc = QTextDocument()
+            doc.setDefaultFont(f)
+            doc.setHtml(one)
+            self._widths[key] = doc.idealWidth()
+        return one if self._widths[key] <= room else f"{first}<br>{second}"
+
+
+def depends(kind: str, head: int, heads, contributions) -> bool:
+    """Does panel (kind, head) change when the Z of `heads` changed and the output
+    contributions of `contributions` (every edit changes Y)?"""
+    if kind == "Y":
+        return True
+    if kind == "C":
+        return head in contributions
+    if kind == "H":
+        return bool(heads)
+    if kind == "X":
+        return False
+    return head in heads

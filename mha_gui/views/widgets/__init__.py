@@ -1,0 +1,2 @@
+"""Small reusable widgets and helpers: the figure widget, a flow layout, literal rich text, a
+token list model."""

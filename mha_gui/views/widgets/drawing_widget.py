@@ -1,0 +1,246 @@
+"""A widget that shows a Drawing (export/drawing.py) scaled to fit: the view on screen and
+its exported figure are then one picture, painted by one piece of code.
+
+A view subclasses `DrawingWidget` and implements `make_drawing()` from its document; the
+widget repaints on `refresh()` (coalesced: one rebuild per event-loop turn however many
+signals arrive), follows the display settings (theme, colour map, zoom) and maps mouse
+positions to drawing coordinates for hit-testing (`drawing.hit(x, y)` when the drawing
+has one).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QGuiApplication, QPainter
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QMenu,
+    QMessageBox,
+    QToolTip,
+    QWidget,
+)
+
+from mha_gui import theme
+from mha_gui.engine.session import atomic_write
+from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
+from mha_gui.export.text import _qcolor
+from mha_gui.views.settings.display_options import bind_display
+
+# The document's signals after which a view's numbers may differ.
+NUMBER_SIGNALS = ("traceChanged", "tokensChanged", "shapeChanged", "configChanged", "maskChanged")
+
+
+def follow_numbers(document, slot, signals: tuple[str, ...] = NUMBER_SIGNALS) -> None:
+    """Call `slot` after each of the document's `signals` (names; by default every change
+    of a number, the config, the tokens or the mask)."""
+    for name in signals:
+        getattr(document, name).connect(slot)
+
+
+class DrawingWidget(QWidget):
+    """Paints `self.drawing` centred and scaled to the widget (never above `max_scale`)."""
+
+    hitClicked = Signal(object)
+    max_scale = 1.0
+    min_scale = 0.5  # of the drawing's size: below it, the dock's scroll area scrolls
+
+    def __init__(self, document, parent=None):
+        super().__init__(parent)
+        self.document = document
+        self.drawing = None
+        self.theme_name = "light"
+        self.colormap = theme.DEFAULT_COLORMAP
+        self.zoom = 1.0
+        self.rebuild_count = 0
+        self.setMouseTracking(True)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._rebuild)
+
+    # ------------------------------------------------------------ subclass API ----
+    def make_drawing(self):
+        """The Drawing of what this view shows now (subclasses implement it)."""
+        raise NotImplementedError
+
+    def refresh(self, *_args) -> None:
+        """Schedule a rebuild (connect document signals here). In a window's hidden
+        dock, nothing is drawn until the dock is shown (a 2048-token layer's drawing
+        costs ~0.5 s, which a hidden view has no reason to spend)."""
+        if self._in_hidden_dock():
+            self._stale = True
+            return
+        self._timer.start()
+
+    def _in_hidden_dock(self) -> bool:
+        parent = self.parentWidget()
+        while parent is not None and not isinstance(parent, QDockWidget):
+            parent = parent.parentWidget()
+        return parent is not None and parent.isHidden()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if getattr(self, "_stale", False):
+            self._stale = False
+            self._timer.start()
+
+    def follow(self, signals: tuple[str, ...], settings=None) -> None:
+        """Rebuild after each of the document's `signals` (names, e.g. NUMBER_SIGNALS) and
+        follow the display settings (settings may be None, e.g. in tests)."""
+        follow_numbers(self.document, self.refresh, signals)
+        if settings is not None:
+            bind_display(self, settings)
+
+    # ---------------------------------------------------------- display settings --
+    def set_theme(self, name: str) -> None:
+        theme.palette(name)
+        self.theme_name = name
+        self.update()
+
+    def set_colormap(self, name: str) -> None:
+        self.colormap = theme.check_colormap(name)
+        self.update()
+
+    def set_zoom(self, factor: float) -> None:
+        self.zoom = float(factor)
+        self.refresh()
+
+    def set_show_values(self, show: bool) -> None:
+        """Drawings print their numbers whenever there is room; nothing to switch."""
+
+    # ----------------------------------------------------------------- painting ---
+    def _rebuild(self) -> None:
+        if self._in_hidden_dock():
+            self._stale = True  # hidden in a dock meanwhile: drawn when shown
+            return
+        self.rebuild_count += 1
+        before = None if self.drawing is None else (self.drawing.width, self.drawing.height)
+        self.drawing = self.make_drawing()
+        if (self.drawing.width, self.drawing.height) != before:
+            self.updateGeometry()  # a new minimum size: the dock's scroll area follows
+        self.update()
+
+    def transform(self) -> tuple[float, float, float]:
+        """(scale, x offset, y offset) that fit the drawing into the widget."""
+        d = self.drawing
+        if d is None or d.width <= 0 or d.height <= 0:
+            return 1.0, 0.0, 0.0
+        scale = min(self.width() / d.width, self.height() / d.height, self.max_scale * self.zoom)
+        return scale, (self.width() - d.width * scale) / 2, (self.height() - d.height * scale) / 2
+
+    def paintEvent(self, _event):
+        if self.drawing is None:
+            self._rebuild()
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), _qcolor(theme.palette(self.theme_name).background))
+        if self.drawing is not None:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            scale, dx, dy = self.transform()
+            painter.translate(dx, dy)
+            painter.scale(scale, scale)
+            self.drawing.paint(painter, self.theme_name, self.colormap)
+        painter.end()
+
+    def sizeHint(self) -> QSize:
+        if self.drawing is None:
+            return QSize(360, 260)
+        return QSize(int(self.drawing.width * 0.6), int(self.drawing.height * 0.6))
+
+    def minimumSizeHint(self) -> QSize:
+        """Never draw text smaller than `min_scale` of its size (about 7 px for 14-unit
+        labels): in a narrow dock the view scrolls rather than shrink out of reading."""
+        if self.drawing is None:
+            return QSize(160, 120)
+        scale = self.min_scale * self.zoom
+        return QSize(int(self.drawing.width * scale), int(self.drawing.height * scale))
+
+    # -------------------------------------------------------------------- mouse ---
+    def to_drawing(self, pos) -> QPointF:
+        scale, dx, dy = self.transform()
+        return QPointF((pos.x() - dx) / scale, (pos.y() - dy) / scale)
+
+    def hit(self, pos):
+        """What the drawing has at a widget position (None without a `hit` method)."""
+        if self.drawing is None or not hasattr(self.drawing, "hit"):
+            return None
+        p = self.to_drawing(pos)
+        return self.drawing.hit(p.x(), p.y())
+
+    def mousePressEvent(self, event):
+        if event.button() == Qt.MouseButton.LeftButton:
+            found = self.hit(event.position())
+            if found is not None:
+                self.hitClicked.emit(found)
+                return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event):
+        found = self.hit(event.position())
+        tip = getattr(self.drawing, "tooltip", None)
+        text = tip(found) if (tip is not None and found is not None) else ""
+        if text:
+            QToolTip.showText(event.globalPosition().toPoint(), text, self)
+        else:
+            QToolTip.hideText()
+        self.hovered(found)
+        super().mouseMoveEvent(event)
+
+    def hovered(self, found) -> None:
+        """Subclasses react to the item under the mouse (e.g. show one token's lines)."""
+
+    # ------------------------------------------------------------------- export ---
+    def export_drawing(self, vector: bool):
+        """What "Export figure" writes: by default the drawing on screen (a view that lays
+        itself out for a narrow dock returns its full-size drawing here)."""
+        return self.make_drawing()
+
+    def contextMenuEvent(self, event):
+        self.export_menu().exec(event.globalPos())
+
+    def export_menu(self) -> QMenu:
+        """Right-click: export the figure as PNG/SVG/PDF, or copy it as an image."""
+        menu = QMenu(self)
+        name = self.objectName() or "view"
+        export = menu.addAction("Export figure (PNG, SVG, PDF)…")
+        export.setObjectName(f"{name}.export")
+        export.triggered.connect(self.export_figure)
+        copy = menu.addAction("Copy figure")
+        copy.setObjectName(f"{name}.copy")
+        copy.triggered.connect(self.copy_figure)
+        return menu
+
+    def export_figure(self) -> str | None:
+        name = (self.objectName() or "view").removesuffix("View") + ".png"
+        return save_drawing_as(
+            self, "Export figure", name, self.export_drawing, self.theme_name, self.colormap
+        )
+
+    def copy_figure(self) -> None:
+        image = render_drawing(self.export_drawing(False), None, self.theme_name, self.colormap)
+        QGuiApplication.clipboard().setImage(image)
+
+
+def save_drawing_as(parent, title: str, name: str, make, theme_name: str, colormap: str):
+    """Ask for a .png/.svg/.pdf name (QFileDialog) and write `make(vector)` there, atomically;
+    the path written, or None (cancelled, or the error shown in a message box)."""
+    path, _ = QFileDialog.getSaveFileName(
+        parent, title, name, "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"
+    )
+    if not path:
+        return None
+    if Path(path).suffix.lower() not in FIGURE_SUFFIXES:
+        path += ".png"
+    suffix = Path(path).suffix.lower()
+    drawing = make(suffix != ".png")
+    try:
+        atomic_write(
+            Path(path),
+            lambda tmp: WRITERS[suffix](tmp, drawing, theme_name=theme_name, colormap=colormap),
+        )
+    except (OSError, ValueError) as exc:
+        QMessageBox.critical(parent, "Export failed", str(exc))
+        return None
+    return path

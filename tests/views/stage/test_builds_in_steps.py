@@ -1,0 +1,121 @@
+"""A large stage is built a few heads per event-loop turn: the window stays live, says
+"computing…" meanwhile, and the stage it settles on is the one a one-go build draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mha_gui.document import Document
+from mha_gui.engine.presets import random_session
+from mha_gui.engine.stage_panels import panel_keys
+from mha_gui.views.stage import attention_view as view_module
+from mha_gui.views.stage.attention_view import AttentionView
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+SIZE = (760, 460)
+
+
+def session():
+    return random_session(seed=11, tokens=6, d_model=8, heads=4)
+
+
+@pytest.fixture
+def in_steps(monkeypatch):
+    """Every stage counts as large, and each turn adds a single head."""
+    monkeypatch.setattr(view_module, "CHUNK_CELLS", 0)
+    monkeypatch.setattr(view_module, "BUILD_SLICE_S", 0.0)
+
+
+def built(qtbot, view):
+    qtbot.waitUntil(lambda: not view.building, timeout=10_000)
+    for _ in range(4):
+        qtbot.wait(5)
+
+
+def image(view):
+    return view.grab().toImage()
+
+
+def differing(a, b) -> float:
+    """The share of sampled pixels that differ between two grabs of the same size."""
+    assert (a.width(), a.height()) == (b.width(), b.height())
+    points = [(x, y) for x in range(0, a.width(), 3) for y in range(0, a.height(), 3)]
+    return sum(a.pixel(x, y) != b.pixel(x, y) for x, y in points) / len(points)
+
+
+def reference(qtbot, show_widget, monkeypatch, stage):
+    """The stage built in one go, as a small layer is."""
+    monkeypatch.setattr(view_module, "CHUNK_CELLS", 10**12)
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    doc.set_stage(stage)
+    built(qtbot, view)
+    return view
+
+
+def test_a_large_stage_grows_across_turns_and_ends_as_a_one_go_build(
+    qtbot, show_widget, monkeypatch, in_steps
+):
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    built(qtbot, view)
+    doc.set_stage(1)  # projections: Q, K and V for each of 4 heads
+    whole = len(panel_keys(1, doc.config))
+    assert whole == 12
+    assert view.building and view.computing.isVisible()
+    assert 0 < len(view.panels) < whole  # not every head is in yet
+    seen = {len(view.panels)}
+    while view.building:
+        qtbot.wait(1)
+        seen.add(len(view.panels))
+    assert len(seen) > 2  # it grew over several turns
+    built(qtbot, view)
+    assert not view.computing.isVisible() and len(view.panels) == whole
+    t = doc.trace()
+    np.testing.assert_array_equal(view.panels[("K", 2)].matrix, t.k[2])
+    assert view.colorbar is not None and view.colorbar.levels == view.scene.levels
+    assert differing(image(view), image(reference(qtbot, show_widget, monkeypatch, 1))) < 0.01
+
+
+def test_leaving_a_stage_mid_build_keeps_nothing_half_built(
+    qtbot, show_widget, monkeypatch, in_steps
+):
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    built(qtbot, view)
+    doc.set_stage(1)
+    assert view.building
+    doc.set_stage(3)  # before the projections are complete
+    built(qtbot, view)
+    assert sorted(k for k, _h in view.panels) == ["A"] * 4
+    builds = view.rebuild_count
+    doc.set_stage(1)  # built again, whole, rather than the half-built grid shown
+    built(qtbot, view)
+    assert view.rebuild_count == builds + 1 and len(view.panels) == 12
+    assert differing(image(view), image(reference(qtbot, show_widget, monkeypatch, 1))) < 0.01
+
+
+def test_edits_during_a_build_are_drawn_when_it_ends(qtbot, show_widget, monkeypatch, in_steps):
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    built(qtbot, view)
+    doc.set_stage(3)
+    assert view.building
+    doc.set_value("W_Q", (1, 0, 0), 2.5)
+    doc.set_head(2)
+    doc.set_query(4)
+    built(qtbot, view)
+    fresh = doc.snapshot().run()
+    for head in range(4):
+        np.testing.assert_allclose(view.panels[("A", head)].matrix, fresh.weights[head])
+    monkeypatch.setattr(view_module, "CHUNK_CELLS", 10**12)
+    same = Document(session())  # the same edits and view, built in one go
+    same.set_value("W_Q", (1, 0, 0), 2.5)
+    same.set_head(2)
+    same.set_query(4)
+    one_go = show_widget(AttentionView(same), *SIZE)
+    same.set_stage(3)
+    built(qtbot, one_go)
+    assert differing(image(view), image(one_go)) < 0.01

@@ -1,0 +1,158 @@
+"""QueryStrip: one query followed through the inspected head (q, s, a, z) and every head."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+
+from mha_gui import theme
+from mha_gui.document import Document
+from mha_gui.engine.explain import num
+from mha_gui.views.stage.query_strip import QueryStrip
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+@pytest.fixture
+def strip(show_widget):
+    return show_widget(QueryStrip(Document()), 1200, 200)
+
+
+def grab(qtbot, w):
+    for _ in range(3):
+        qtbot.wait(5)
+    return w.grab().toImage()
+
+
+def test_strip_shows_the_query_path(strip):
+    doc = strip.document
+    doc.set_head(1)
+    doc.set_query(2)
+    t = doc.trace()
+    p = strip.panels
+    np.testing.assert_array_equal(p["q"].matrix[0], t.q[1, 2])
+    np.testing.assert_array_equal(p["s"].matrix[0], t.scores[1, 2])
+    np.testing.assert_array_equal(p["a"].matrix[0], t.weights[1, 2])
+    np.testing.assert_array_equal(p["z"].matrix[0], t.heads[1, 2])
+    np.testing.assert_array_equal(p["heads"].matrix, t.weights[:, 2, :])
+    assert p["a"].levels == (0.0, 1.0)
+    assert p["heads"].query_rect.rect().top() == 1.0  # the inspected head's row
+
+
+def test_selection_and_edits_change_pixels(qtbot, strip):
+    doc = strip.document
+    first = grab(qtbot, strip)
+    doc.set_query(1)
+    second = grab(qtbot, strip)
+    assert first != second
+    doc.set_head(1)
+    third = grab(qtbot, strip)
+    assert third != second
+    with qtbot.waitSignal(doc.traceChanged):
+        doc.set_value("W_K", (1, 2, 1), 4.0)
+    assert grab(qtbot, strip) != third
+    with qtbot.waitSignal(doc.traceChanged):
+        doc.undo_stack.undo()
+    assert grab(qtbot, strip) == third
+
+
+def test_blocked_keys_are_marked(qtbot, strip):
+    doc = strip.document
+    doc.set_causal(True)
+    doc.set_query(1)
+    image = grab(qtbot, strip)
+    panel = strip.panels["s"]
+    assert panel._blocked is not None and panel._blocked[0].tolist() == [False, False, True, True]
+    vb = panel.plot.getViewBox()
+    point = strip.canvas.mapFromScene(
+        vb.mapViewToScene(vb.mapSceneToView(vb.sceneBoundingRect().center()))
+    )
+    # the right half of the s row (keys "sat", "down") is grey
+    rect = vb.sceneBoundingRect()
+    x = int(rect.left() + rect.width() * 0.9)
+    y = int(rect.top() + rect.height() * 0.2)
+    assert QColor(image.pixel(x, y)).name() == QColor(theme.LIGHT.blocked).name()
+    assert point is not None
+
+
+def test_tooltips_and_titles(strip):
+    doc = strip.document
+    doc.set_head(1)
+    doc.set_query(2)
+    t = doc.trace()
+    text = strip.panels["a"].tooltip(0, 0)
+    assert text.startswith("A_1[2,0] = softmax(S_1[2,:])[0]")
+    assert num(t.weights[1, 2, 0]) in text
+    assert strip.panels["heads"].tooltip(0, 1).startswith("A_0[2,1]")
+    assert "sat" in strip.titles["q"].text
+
+
+def test_follows_shape_changes(qtbot, strip):
+    doc = strip.document
+    doc.open_preset("gqa")
+    qtbot.wait(5)
+    assert strip.panels["heads"].rows == 8
+    assert strip.panels["z"].matrix.shape == (1, 2)
+
+
+@pytest.mark.parametrize("token", ["<s>", "<b>x</b>"])
+def test_token_labels_are_text_not_html(qtbot, strip, token):
+    """A token such as <s> must appear literally, not turn the title into strike-through."""
+    doc = strip.document
+    doc.set_token(0, token)
+    doc.set_query(0)
+    qtbot.wait(5)
+    shown_q = strip.titles["q"].item.toPlainText()
+    shown_heads = strip.titles["heads"].item.toPlainText()
+    assert f"[{token}]" in shown_q
+    assert f"“{token}” weights in every head" in shown_heads
+    # and a hover on any cell names the token literally too
+    from PySide6.QtGui import QTextDocument
+
+    rendered = QTextDocument()
+    rendered.setHtml(strip.panels["s"].tooltip_html(0, 0))
+    assert token in rendered.toPlainText()
+
+
+def _settle(qtbot):
+    for _ in range(3):
+        qtbot.wait(5)
+
+
+def test_adding_a_token_refreshes_the_strip_once(qtbot, strip):
+    """+ token changes shape, config and tokens and recomputes: one rebuild, one refresh."""
+    from mha_gui.views.editors.matrix_editor import MatrixEditor
+
+    doc = strip.document
+    editor = MatrixEditor(doc, "X")
+    qtbot.addWidget(editor)
+    _settle(qtbot)
+    n, builds, refreshes = doc.config.n, strip.rebuild_count, strip.refresh_count
+    qtbot.mouseClick(editor.add_token_button, Qt.MouseButton.LeftButton)
+    _settle(qtbot)
+    assert (strip.rebuild_count, strip.refresh_count) == (builds + 1, refreshes + 1)
+    t = doc.trace()
+    np.testing.assert_array_equal(strip.panels["s"].matrix[0], t.scores[0, 0])
+    assert strip.panels["heads"].matrix.shape == (doc.config.h, n + 1)
+    # undo, and a query change in the same turn: still one of each
+    doc.undo_stack.undo()
+    doc.set_query(n - 1)
+    _settle(qtbot)
+    assert (strip.rebuild_count, strip.refresh_count) == (builds + 2, refreshes + 2)
+    assert strip.titles["heads"].text.count(doc.tokens[n - 1]) == 1
+    np.testing.assert_array_equal(strip.panels["a"].matrix[0], doc.trace().weights[0, n - 1])
+
+
+def test_an_edit_updates_the_strip_without_a_full_refresh(qtbot, strip):
+    doc = strip.document
+    _settle(qtbot)
+    refreshes = strip.refresh_count
+    with qtbot.waitSignal(doc.traceChanged):
+        doc.set_value("W_Q", (0, 1, 1), 2.5)
+    _settle(qtbot)
+    assert strip.refresh_count == refreshes
+    np.testing.assert_array_equal(strip.panels["q"].matrix[0], doc.trace().q[0, 0])
