@@ -17,7 +17,7 @@ import math
 import numpy as np
 
 from mha_gui.engine.config import Config
-from mha_gui.engine.forward import Trace
+from mha_gui.engine.trace import Trace
 from mha_gui.engine.numbers import num
 from mha_gui.engine.stage_panels import KINDS, symbol
 

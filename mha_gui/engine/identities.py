@@ -28,7 +28,7 @@ from dataclasses import replace
 import numpy as np
 
 from mha_gui.engine.config import Config
-from mha_gui.engine.forward import softmax_step
+from mha_gui.engine.steps import softmax_step
 from mha_gui.engine.identity_parts import (
     NAMES,
     Check,

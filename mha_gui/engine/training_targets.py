@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine.forward import blocked_positions
+from mha_gui.engine.steps import blocked_positions
 from mha_gui.engine.session import Session
 
 TARGET_KINDS = ("previous", "first", "self", "uniform", "token")

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mha_gui.engine import forward
-from mha_gui.engine.forward import softmax_step
+from mha_gui.engine.steps import softmax_step
 from mha_gui.engine.presets import split_columns
 
 
