@@ -28,7 +28,6 @@ from dataclasses import replace
 import numpy as np
 
 from mha_gui.engine.config import Config
-from mha_gui.engine.steps import softmax_step
 from mha_gui.engine.identity_parts import (
     NAMES,
     Check,
@@ -42,6 +41,7 @@ from mha_gui.engine.identity_parts import (
 )
 from mha_gui.engine.numbers import sub
 from mha_gui.engine.session import Session
+from mha_gui.engine.steps import softmax_step
 
 # ------------------------------------------------------------- 1. packed ---------
 PROJECTIONS = {"Q": ("W_Q", "b_Q", "q"), "K": ("W_K", "b_K", "k"), "V": ("W_V", "b_V", "v")}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine.steps import blocked_positions
 from mha_gui.engine.session import Session
+from mha_gui.engine.steps import blocked_positions
 
 TARGET_KINDS = ("previous", "first", "self", "uniform", "token")
 

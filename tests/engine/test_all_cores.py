@@ -21,7 +21,6 @@ from tests.engine.test_forward_properties import FIELDS, _close
 from tests.engine.test_rope import rope_layers
 
 
-
 def _without_blas_control():
     blas = row_softmax.blas_threads
     blas.available  # noqa: B018 - look the library up before hiding it

@@ -22,7 +22,6 @@ from tests.engine.test_forward_properties import FIELDS, _close
 from tests.engine.test_rope import rope_layers
 
 
-
 @contextlib.contextmanager
 def forced():
     """Every fast path on, whatever the size (and small row blocks: several per head)."""
