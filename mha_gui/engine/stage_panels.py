@@ -83,11 +83,18 @@ __all__ = [
     "panel_keys",
     "panel_title",
     "plan_for",
+    "shows_pairs",
     "stage_format",
     "stage_levels",
     "symbol",
     "weights_colours",
 ]
+
+
+def shows_pairs(stage: Stage | int | str) -> bool:
+    """Are the stage's panels query × key (scores, weights), so that a cell is a (query,
+    key) pair a user can block or open in the neuron view? Its kinds say (`masked`)."""
+    return any(KINDS[row.kind].masked for row in as_stage(stage).plan.rows)
 
 
 def panel_keys(stage: Stage | int | str, config: Config) -> list[tuple[str, int]]:

@@ -21,7 +21,13 @@ from mha_gui.engine.info import info_text
 from mha_gui.engine.panel_kinds import KINDS, LAYER_KEY, REACHES, key_head, panel_changed, panel_key
 from mha_gui.engine.parameters import random_parameters
 from mha_gui.engine.session import Session, default_tokens
-from mha_gui.engine.stage_panels import SessionData, describe_stage, make_panel, panel_keys
+from mha_gui.engine.stage_panels import (
+    SessionData,
+    describe_stage,
+    make_panel,
+    panel_keys,
+    shows_pairs,
+)
 from mha_gui.engine.stages import (
     K_ROT,
     PLANS,
@@ -203,3 +209,14 @@ def test_the_rows_of_every_stage_follow_the_config(rope):
     c = Config(rope=rope)
     kinds = [row.kind for row in plan_for("projections", c).rows]
     assert kinds == (["Q", "QR", "K", "KR", "V"] if rope else ["Q", "K", "V"])
+
+
+def test_the_stages_whose_cells_are_query_key_pairs():
+    assert [s.name for s in STAGES if shows_pairs(s)] == ["scores", "weights"]
+    for s in STAGES:  # a pair stage's panels are n×n: one column per key
+        c = Config(n=3, d_model=5)
+        square = all(
+            make_panel(SessionData(_session(c)), k, key_head(h)).matrix.shape == (3, 3)
+            for k, h in panel_keys(s, c)
+        )
+        assert shows_pairs(s) == square
