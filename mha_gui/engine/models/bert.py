@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui.engine.models.architecture import Architecture
-from mha_gui.engine.models.model_config import check_split, positive, whole
+from mha_gui.engine.models.model_config import classic_heads, positive, whole
 
 
 class BERT(Architecture):
@@ -25,24 +25,15 @@ class BERT(Architecture):
             raise ValueError(
                 f"BERT with position_embedding_type {kind!r} is not supported (only absolute)"
             )
-        info = dict(
+        return dict(
             n_layers=whole(cfg, "num_hidden_layers", 12),
-            d_model=d,
-            n_heads=h,
-            n_kv_heads=h,
-            head_dim=d // h,
+            **classic_heads(d, h),
             max_positions=whole(cfg, "max_position_embeddings", 512),
             causal=bool(cfg.get("is_decoder", False)),
-            rope=False,
-            qkv_bias=True,
-            o_bias=True,
-            mlp_bias=True,
             activation=cfg.get("hidden_act", "gelu"),
             norm_eps=positive(cfg, "layer_norm_eps", 1e-12),
             d_ff=whole(cfg, "intermediate_size", 4 * d),
         )
-        check_split(d, h)
-        return info
 
     def embed(self, ids):
         e = "embeddings"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui.engine.models.architecture import Architecture
-from mha_gui.engine.models.model_config import check_split, positive, whole
+from mha_gui.engine.models.model_config import classic_heads, positive, whole
 
 
 class GPT2(Architecture):
@@ -21,26 +21,17 @@ class GPT2(Architecture):
     def parse(cls, cfg: dict, model_type: str) -> dict:
         d = whole(cfg, "n_embd", 768, "hidden_size")
         h = whole(cfg, "n_head", 12, "num_attention_heads")
-        info = dict(
+        return dict(
             n_layers=whole(cfg, "n_layer", 12, "num_hidden_layers"),
-            d_model=d,
-            n_heads=h,
-            n_kv_heads=h,
-            head_dim=d // h,
+            **classic_heads(d, h),
             max_positions=whole(cfg, "n_positions", 1024, "max_position_embeddings"),
             causal=True,
-            rope=False,
-            qkv_bias=True,
-            o_bias=True,
-            mlp_bias=True,
             activation=cfg.get("activation_function", "gelu_new"),
             norm_eps=positive(cfg, "layer_norm_epsilon", 1e-5),
             d_ff=whole(cfg, "n_inner", 4 * d),
             scale=None if cfg.get("scale_attn_weights", True) else 1.0,
             scale_by_layer=bool(cfg.get("scale_attn_by_inverse_layer_idx", False)),
         )
-        check_split(d, h)
-        return info
 
     def embed(self, ids):
         positions = np.arange(len(ids))

@@ -110,3 +110,20 @@ def check_split(d_model: int, n_heads: int) -> None:
     """A family whose head width is d_model / h needs h to divide d_model."""
     if d_model % n_heads:
         raise ValueError(f"hidden size {d_model} is not a multiple of {n_heads} heads")
+
+
+def classic_heads(d_model: int, n_heads: int) -> dict:
+    """ModelInfo's fields of the original transformer's attention (GPT-2, BERT): d_model
+    split evenly into heads that each have their own keys and values, a bias on every
+    linear map, learned positions (no RoPE)."""
+    check_split(d_model, n_heads)
+    return dict(
+        d_model=d_model,
+        n_heads=n_heads,
+        n_kv_heads=n_heads,
+        head_dim=d_model // n_heads,
+        rope=False,
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+    )
