@@ -93,6 +93,9 @@ DARK = Palette(
 )
 PALETTES = {"light": LIGHT, "dark": DARK}
 
+# The red of an error message or a wrong answer: readable on the light and dark backgrounds.
+ERROR_RED = "#c62828"
+
 
 def palette(name: str) -> Palette:
     try:

@@ -4,17 +4,18 @@
     mha-gui worksheet --preset toy --stage weights --blanks 4 --seed 7 --students 3 --out ws.pdf
 
 Every argument is checked before any work starts; a mistake is one line
-`mha-gui: error: ...`, exit status 2, and no file (both write atomically). `mha_gui.cli`
+`mha-gui: error: ...`, exit status 2, and no file (both write atomically). cli/commands.py
 registers these subcommands (`add_learning_parsers`, `LEARNING_COMMANDS`).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
 from pathlib import Path
 
+from mha_gui.cli.arguments import CliError, check_option, number, whole_number
+from mha_gui.cli.sessions import session_from, with_causal
 from mha_gui.engine.training import (
     DEFAULT_OPTIMIZER,
     DEFAULT_STEPS,
@@ -33,36 +34,25 @@ TARGET_HELP = "previous, first, self, uniform, token:T (attend to token T) or a 
 PRINTS = 10  # the loss is printed about this many times per run
 
 
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-
-
-def _whole(text: str) -> int:
-    """Any whole number: the range is checked later with a message naming the option."""
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-
-
 def add_learning_parsers(sub, add_source) -> None:
     """Add `train` and `worksheet` to the subparsers `sub`; `add_source` adds the usual
-    --preset/--session/... options (cli._add_source)."""
+    --preset/--session/... options (arguments.add_source)."""
     tr = sub.add_parser("train", help="train one head's attention pattern; writes a session")
     add_source(tr)
-    tr.add_argument("--head", type=_whole, required=True, metavar="I", help="the head to train")
-    tr.add_argument("--target", required=True, metavar="PATTERN", help=TARGET_HELP)
-    tr.add_argument("--steps", type=_whole, default=DEFAULT_STEPS, metavar="N", help="default 300")
     tr.add_argument(
-        "--lr", type=_number, metavar="LR", help="learning rate (default: 0.05 for Adam, 0.5 SGD)"
+        "--head", type=whole_number, required=True, metavar="I", help="the head to train"
+    )
+    tr.add_argument("--target", required=True, metavar="PATTERN", help=TARGET_HELP)
+    tr.add_argument(
+        "--steps", type=whole_number, default=DEFAULT_STEPS, metavar="N", help="default 300"
+    )
+    tr.add_argument(
+        "--lr", type=number, metavar="LR", help="learning rate (default: 0.05 for Adam, 0.5 SGD)"
     )
     tr.add_argument("--optimizer", choices=OPTIMIZERS, default=DEFAULT_OPTIMIZER)
     tr.add_argument(
         "--reinit",
-        type=_whole,
+        type=whole_number,
         metavar="SEED",
         help="first re-draw this head's W^Q/W^K from SEED (to leave a plateau)",
     )
@@ -74,17 +64,19 @@ def add_learning_parsers(sub, add_source) -> None:
     src.add_argument("--session", metavar="FILE", help="a saved session (.json)")
     ws.add_argument("--causal", action="store_true", help="apply a causal mask")
     ws.add_argument("--stage", required=True, metavar="NAME", help="the stage to fill in")
-    ws.add_argument("--blanks", type=_whole, required=True, metavar="K", help="cells to hide")
-    ws.add_argument("--seed", type=_whole, required=True, metavar="S", help="picks the cells")
+    ws.add_argument("--blanks", type=whole_number, required=True, metavar="K", help="cells to hide")
+    ws.add_argument("--seed", type=whole_number, required=True, metavar="S", help="picks the cells")
     ws.add_argument(
-        "--students", type=_whole, default=1, metavar="N", help="N worksheets, seeds S, S+1, …"
+        "--students",
+        type=whole_number,
+        default=1,
+        metavar="N",
+        help="N worksheets, seeds S, S+1, …",
     )
     ws.add_argument("--out", required=True, metavar="FILE.pdf")
 
 
 def _fail(message: str):
-    from mha_gui.cli import CliError
-
     raise CliError(message)
 
 
@@ -114,7 +106,6 @@ def target_from(text: str, session):
 
 
 def cmd_train(args) -> int:
-    from mha_gui.cli import _session_from
     from mha_gui.engine.session import save_session
 
     out = _check_suffix(args.out, ".json")
@@ -122,10 +113,8 @@ def cmd_train(args) -> int:
         _fail(f"--steps {args.steps} must be at least 1")
     if args.lr is not None and (not math.isfinite(args.lr) or args.lr <= 0):
         _fail(f"--lr {args.lr:g} must be a positive finite number")
-    session = _session_from(args)
-    h = session.config.h
-    if not 0 <= args.head < h:
-        _fail(f"--head {args.head} is out of range: this layer has heads 0..{h - 1}")
+    session = session_from(args)
+    check_option("--head", args.head, session.config.h, "heads")
     target = target_from(args.target, session)
     if args.reinit is not None:
         if args.reinit < 0:
@@ -166,7 +155,7 @@ def _percent(loss: float, start: float) -> str:
 
 def cmd_worksheet(args) -> int:
     from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-    from mha_gui.engine.session import Session, load_session
+    from mha_gui.engine.session import load_session
     from mha_gui.export.worksheet import write_worksheet
 
     out = _check_suffix(args.out, ".pdf")
@@ -179,9 +168,7 @@ def cmd_worksheet(args) -> int:
         session = load_session(args.session)
     else:
         session = load_preset(args.preset or DEFAULT_PRESET)
-    if args.causal and not session.config.causal:
-        c = session.config.with_changes(causal=True)
-        session = Session(c, session.tokens, session.params, session.view, session.mask)
+    session = with_causal(session, args.causal)
     # plans (and checks) everything before a page is painted; the file appears at the end
     write_worksheet(out, session, args.stage, args.blanks, args.seed, args.students)
     last = args.seed + args.students - 1

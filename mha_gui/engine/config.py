@@ -18,6 +18,7 @@ from mha_gui.engine.rope import (
     validate_scaling,
     validate_theta,
 )
+from mha_gui.engine.validation import out_of_range
 
 # Guard rails for anything a user types or a file claims: large enough for real model
 # shapes (BERT-base, n=512), small enough that a typo cannot ask for terabytes.
@@ -220,8 +221,9 @@ def ablate_heads(heads, h: int | None) -> tuple[int, ...]:
         if isinstance(i, bool) or not isinstance(i, numbers.Integral):
             raise ValueError(f"ablate must hold whole-number head indices, got {i!r}")
         i = int(i)
+        if i < 0 and h is None:
+            raise ValueError(f"ablate head {i} is out of range: head indices are 0 or more")
         if i < 0 or (h is not None and i >= h):
-            top = "0 or more" if h is None else f"0..{h - 1}"
-            raise ValueError(f"ablate head {i} is out of range: query heads are {top}")
+            raise ValueError(out_of_range("ablate head", i, h, "query heads"))
         out.add(i)
     return tuple(sorted(out))

@@ -1,6 +1,6 @@
 """How much each head adds to the output, token by token — and what a switched-off head loses.
 
-Y = Σ_i C_i + b_O with C_i = Z_i W_O[i·d_v:(i+1)·d_v, :] (DESIGN.md). For every token t
+Y = Σ_i C_i + b_O with C_i = Z_i W_O[i·d_v:(i+1)·d_v, :] (engine/trace.py). For every token t
 this module measures the size of each head's share, ‖C_i[t]‖ (the L2 norm over the
 d_model features), and of their sum ‖Y[t] − b_O‖ = ‖Σ_i C_i[t]‖ (the bias belongs to no
 head; without biases it is ‖Y[t]‖). The heads' sizes need not add up to the total: two
@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from mha_gui.engine.trace import head_contribution
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,8 @@ def norms_of(contributions, weights, v, w_o, ablate=()) -> ContributionNorms:
     ablate = tuple(sorted({int(i) for i in ablate}))
     lost = norms.copy()
     if ablate:
-        h_kv, _n, d_v = v.shape
-        group = h // h_kv
+        group = h // v.shape[0]
         for i in ablate:
             z = weights[i] @ v[i // group]
-            lost[i] = np.linalg.norm(z @ w_o[i * d_v : (i + 1) * d_v], axis=1)
+            lost[i] = np.linalg.norm(head_contribution(z, w_o, i), axis=1)
     return ContributionNorms(norms, lost, total, ablate)

@@ -18,7 +18,8 @@ from functools import cached_property
 
 import numpy as np
 
-from mha_gui.engine.stage_panels import SessionData, StageData
+from mha_gui.engine.panel_kinds import StageData
+from mha_gui.engine.stage_data import SessionData
 
 DIMENSIONS = ("n", "d_model", "h", "h_kv", "d_k", "d_v")
 

@@ -31,9 +31,11 @@ import numpy as np
 
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.numbers import NumberFormat, num
+from mha_gui.engine.panel_kinds import KINDS, panel_key
 from mha_gui.engine.session import Session
-from mha_gui.engine.stage_panels import KINDS, SessionData, as_stage, describe_stage
-from mha_gui.engine.stages import Stage, formula_for
+from mha_gui.engine.stage_data import SessionData
+from mha_gui.engine.stage_panels import describe_stage
+from mha_gui.engine.stages import Stage, as_stage, formula_for
 from mha_gui.engine.values import parse_value
 
 
@@ -54,8 +56,8 @@ class Cell:
 
     @property
     def key(self) -> tuple[str, int, int, int]:
-        """(kind, head or −1, row, col): PanelView.key plus the cell."""
-        return (self.kind, -1 if self.head is None else self.head, self.row, self.col)
+        """(kind, head or LAYER_KEY, row, col): PanelView.key plus the cell."""
+        return (*panel_key(self.kind, self.head), self.row, self.col)
 
 
 def stage_cells(session: Session, stage, trace=None) -> tuple[list[Cell], NumberFormat]:

@@ -17,9 +17,10 @@ import math
 import numpy as np
 
 from mha_gui.engine.config import Config
-from mha_gui.engine.forward import Trace
+from mha_gui.engine.notation import symbol
 from mha_gui.engine.numbers import num
-from mha_gui.engine.stage_panels import KINDS, symbol
+from mha_gui.engine.panel_kinds import KINDS
+from mha_gui.engine.trace import Trace
 
 # Expand a sum term by term only while it stays readable on one line.
 MAX_TERMS = 6

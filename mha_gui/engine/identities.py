@@ -28,7 +28,6 @@ from dataclasses import replace
 import numpy as np
 
 from mha_gui.engine.config import Config
-from mha_gui.engine.forward import softmax_step
 from mha_gui.engine.identity_parts import (
     NAMES,
     Check,
@@ -42,6 +41,8 @@ from mha_gui.engine.identity_parts import (
 )
 from mha_gui.engine.numbers import sub
 from mha_gui.engine.session import Session
+from mha_gui.engine.steps import softmax_step
+from mha_gui.engine.validation import check_index
 
 # ------------------------------------------------------------- 1. packed ---------
 PROJECTIONS = {"Q": ("W_Q", "b_Q", "q"), "K": ("W_K", "b_K", "k"), "V": ("W_V", "b_V", "v")}
@@ -326,10 +327,8 @@ def fold_scale(session: Session, trace=None) -> Identity:
 def softmax_shift(session: Session, head: int, query: int, c: float = 5.0, trace=None) -> Identity:
     """Row `query` of S_head plus `c`, and its softmax, against the original row."""
     cfg = session.config
-    if not 0 <= head < cfg.h:
-        raise ValueError(f"head {head} is out of range: this layer has heads 0..{cfg.h - 1}")
-    if not 0 <= query < cfg.n:
-        raise ValueError(f"query {query} is out of range: this layer has tokens 0..{cfg.n - 1}")
+    check_index("head", head, cfg.h, "heads")
+    check_index("query", query, cfg.n, "tokens")
     c = float(c)
     if not np.isfinite(c) or abs(c) > 1e6:
         raise ValueError(f"the constant must be a finite number within ±1e6, got {c:g}")

@@ -18,22 +18,20 @@ from dataclasses import fields
 import numpy as np
 
 from mha_gui.engine.config import Config
-from mha_gui.engine.forward import (
-    Trace,
+from mha_gui.engine.scheduler import run_all
+from mha_gui.engine.session import Session
+from mha_gui.engine.steps import (
     ablate_step,
-    allocate_trace,
     blocked_positions,
     concat_step,
     mix_step,
     output_step,
     project_head,
     rope_step,
-    run_all,
     scores_step,
-    set_switches,
     softmax_step,
 )
-from mha_gui.engine.session import Session
+from mha_gui.engine.trace import Trace, allocate_trace, head_contribution, set_switches
 
 EVERYTHING = None  # a change whose reach is "all heads"
 # Parameters whose edits can be confined to heads (or to the output projection alone).
@@ -41,6 +39,7 @@ EVERYTHING = None  # a change whose reach is "all heads"
 # long scrub never drifts (measured drift after 32 updates: ~1e-15 relative).
 MAX_RANK_UPDATES = 32
 PER_HEAD = frozenset({"W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V", "W_O", "b_O"})
+DTYPE = np.dtype(np.float64)  # the window computes in float64, like a session file's numbers
 
 
 class IncrementalTrace:
@@ -101,7 +100,6 @@ class IncrementalTrace:
         p = s.params
         if self._full or self.trace is None or not self._fits():
             blocked = blocked_positions(c.n, s.mask, c.causal)
-            dtype = np.float64
             if self.trace is None or not self._fits():
                 self.trace = allocate_trace(
                     c.n,
@@ -110,7 +108,7 @@ class IncrementalTrace:
                     c.h_kv,
                     c.d_k,
                     c.d_v,
-                    dtype,
+                    DTYPE,
                     p.W_O,
                     c.effective_scale,
                     blocked,
@@ -167,9 +165,8 @@ class IncrementalTrace:
             if old_z is not None:
                 # Y = Σ_i Z_i W_O[i]: only the changed heads' terms move, so add their
                 # change (a rank-d_v update) instead of redoing the n×h·d_v×d_model product.
-                d_v = c.d_v
                 for i, z_before in zip(order, old_z, strict=True):
-                    t.output += (t.heads[i] - z_before) @ p.W_O[i * d_v : (i + 1) * d_v]
+                    t.output += head_contribution(t.heads[i] - z_before, p.W_O, i)
                 self._rank_updates += len(order)
         if exact_output:
             output_step(t.concat, p.W_O, p.b_O, t.output)
@@ -181,13 +178,9 @@ class IncrementalTrace:
         return t, heads
 
     def _fits(self) -> bool:
-        t, c = self.trace, self.session.config
-        return (
-            t is not None
-            and t.q.shape == (c.h, c.n, c.d_k)
-            and t.v.shape == (c.h_kv, c.n, c.d_v)
-            and t.output.shape == (c.n, c.d_model)
-        )
+        c = self.session.config
+        shapes = (c.n, c.d_model, c.h, c.h_kv, c.d_k, c.d_v)
+        return self.trace is not None and self.trace.fits(*shapes, DTYPE)
 
 
 def _same_but_ablate(a: Config, b: Config) -> bool:

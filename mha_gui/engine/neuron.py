@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha_gui.engine.validation import check_index
+
 
 @dataclass(frozen=True)
 class Neuron:
@@ -51,15 +53,6 @@ class Neuron:
     @property
     def d_k(self) -> int:
         return int(self.products.shape[0])
-
-
-def check_index(name: str, value, count: int, what: str) -> int:
-    """`value` as an index in 0..count-1, or ValueError naming the valid range."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    if not 0 <= int(value) < count:
-        raise ValueError(f"{name} {value} is out of range: this layer has {what} 0..{count - 1}")
-    return int(value)
 
 
 def strongest_key(weights: np.ndarray, blocked: np.ndarray) -> int:

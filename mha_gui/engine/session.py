@@ -408,7 +408,7 @@ def load_session(path) -> Session:
 
 # -------------------------------------------------------------------- arrays ------
 def arrays_for_npz(session: Session, trace: Trace | None = None) -> dict[str, np.ndarray]:
-    """Every parameter and intermediate under the DESIGN.md keys (no object arrays)."""
+    """Every parameter and intermediate under the npz keys (no object arrays)."""
     t = trace if trace is not None else session.run()
     out = dict(session.params.as_dict())
     out.update(t.as_dict())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui.engine.config import Config
+from mha_gui.engine.trace import head_contribution
 
 
 class TraceData:
@@ -23,8 +24,7 @@ class TraceData:
         return self._trace
 
     def contribution(self, head: int) -> np.ndarray:
-        t, d_v = self._trace, self.config.d_v
-        return t.heads[head] @ t.w_o[head * d_v : (head + 1) * d_v]
+        return head_contribution(self._trace.heads[head], self._trace.w_o, head)
 
 
 class SessionData:

@@ -35,21 +35,7 @@ def parameter_count(config: Config) -> int:
 def layer_stats(config: Config) -> LayerStats:
     c = config
     n = c.n
-    proj = 2 * n * c.d_model * (c.h * c.d_k + c.h_kv * (c.d_k + c.d_v))
-    if c.bias:
-        proj += n * (c.h * c.d_k + c.h_kv * (c.d_k + c.d_v))
-    flops = {
-        "input": 0,
-        "projections": proj,
-        # the scale multiplies Q (n×d_k per head), then one product per head
-        "scores": c.h * n * c.d_k + 2 * c.h * n * n * c.d_k,
-        # max, subtract, exp, sum, divide: about five operations per entry
-        "weights": 5 * c.h * n * n,
-        "mixing": 2 * c.h * n * n * c.d_v,
-        "concat": 0,
-        "output": 2 * n * c.h * c.d_v * c.d_model + (n * c.d_model if c.bias else 0),
-    }
-    assert set(flops) == {s.name for s in STAGES}
+    flops = {s.name: s.flops(c) for s in STAGES}  # each stage counts its own (stages.py)
     trace_values = (
         c.h * n * c.d_k
         + c.h_kv * n * (c.d_k + c.d_v)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha_gui.engine.stage_panels import weights_colours
+from mha_gui.engine.colour_scale import weights_colours
 
 READABLE_TOKENS = 32  # up to this many tokens every line is drawn
 THIN_BELOW = 0.1  # above it, lines weaker than this are left out

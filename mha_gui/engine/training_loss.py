@@ -15,7 +15,6 @@ Why the key bias gets a zero gradient without RoPE: see engine/training.py.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,14 +23,12 @@ from mha_gui.engine import rope
 from mha_gui.engine.parameters import Parameters
 from mha_gui.engine.session import Session
 from mha_gui.engine.training_targets import check_target, normalise_rows, session_blocked
+from mha_gui.engine.validation import check_index
 
 
 def check_head(session: Session, head) -> int:
     """`head` as an int, or a ValueError when it is not one of the layer's query heads."""
-    h = session.config.h
-    if isinstance(head, bool) or not isinstance(head, numbers.Integral) or not 0 <= head < h:
-        raise ValueError(f"head {head!r} is out of range: this layer has heads 0..{h - 1}")
-    return int(head)
+    return check_index("head", head, session.config.h, "heads")
 
 
 class _Rotation:

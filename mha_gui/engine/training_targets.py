@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine.forward import blocked_positions
 from mha_gui.engine.session import Session
+from mha_gui.engine.steps import blocked_positions
+from mha_gui.engine.validation import check_index
 
 TARGET_KINDS = ("previous", "first", "self", "uniform", "token")
 
@@ -82,8 +83,7 @@ def make_target(kind: str, n: int, blocked: np.ndarray | None = None, token: int
     elif kind == "token":
         if isinstance(token, bool) or not isinstance(token, numbers.Integral):
             raise ValueError('the "token" target needs the index of the token to attend to')
-        if not 0 <= token < n:
-            raise ValueError(f"token {token} is out of range: this layer has tokens 0..{n - 1}")
+        check_index("token", token, n, "tokens")
         t[:, token] = 1.0
         t[blocked[:, token], token] = 0.0
         if not t.any():

@@ -1,5 +1,6 @@
-"""Checking what a caller hands `forward()`: every operand against the dimensions the
-others imply, with a message that names the matrix and the shape it needs."""
+"""Checking what a caller hands the engine: every operand of `forward()` against the
+dimensions the others imply, with a message that names the matrix and the shape it
+needs — and any index (a head, a token) against its range, in one wording."""
 
 from __future__ import annotations
 
@@ -12,6 +13,26 @@ from mha_gui.engine.row_softmax import parallel_rows
 # Above this many entries in all, `all_finite_many` shares its sums out between cores
 # (n=512, d_model=768: the inputs are 2.8 M entries, 1.2 ms on one core in float64).
 PARALLEL_FINITE_ABOVE = 1 << 18
+
+
+# ------------------------------------------------------------------ indices -------
+def out_of_range(what: str, value, count: int, items: str) -> str:
+    """The one wording of a bad index: `head 4 is out of range: this layer has heads 0..1`.
+
+    `what` names the index as the user gave it ("head", "--query", "ablate head"),
+    `items` what it counts ("heads", "tokens").
+    """
+    return f"{what} {value} is out of range: this layer has {items} 0..{count - 1}"
+
+
+def check_index(what: str, value, count: int, items: str) -> int:
+    """`value` as an index in 0..count-1, or a ValueError: not a whole number, or
+    `out_of_range`."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ValueError(f"{what} must be a whole number, got {value!r}")
+    if not 0 <= int(value) < count:
+        raise ValueError(out_of_range(what, value, count, items))
+    return int(value)
 
 
 # ---------------------------------------------------------------- validation ------

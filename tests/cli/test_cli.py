@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from mha_gui.engine import PRESETS, load_preset, load_session
+from mha_gui.engine import PRESETS, load_preset, load_session, save_session
 from tests.cli.cli_helpers import run
 
 
@@ -74,6 +74,27 @@ def test_export_json_keeps_view_and_causal(capsys, tmp_path):
     s = load_session(path)
     assert s.config.causal and (s.view.stage, s.view.head, s.view.query) == (3, 1, 2)
     assert json.loads(path.read_text())["format"] == "mha-gui-session"
+
+
+@pytest.mark.parametrize("switch", [["--causal"], ["--rope"], ["--causal", "--rope-theta", "500"]])
+def test_a_switch_keeps_the_session_it_changes(capsys, tmp_path, switch):
+    """--causal and --rope change the config only: tokens, numbers, view, mask and source
+    (where the numbers came from) stay as the file has them."""
+    session = load_preset("toy")
+    session.source = "gpt2 · layer 5 of 12"
+    session.mask = np.eye(4, k=1, dtype=bool)
+    session.view.head, session.view.query = 1, 3
+    saved, out = tmp_path / "s.json", tmp_path / "out.json"
+    save_session(session, saved)
+    code, text, _ = run(capsys, "info", "--session", saved, *switch)
+    assert code == 0 and text.startswith("source: gpt2 · layer 5 of 12\n")
+    assert run(capsys, "export", "--session", saved, *switch, "--out", out)[0] == 0
+    again = load_session(out)
+    assert again.source == session.source and again.tokens == session.tokens
+    np.testing.assert_array_equal(again.mask, session.mask)
+    np.testing.assert_array_equal(again.params.W_Q, session.params.W_Q)
+    assert again.config.causal == ("--causal" in switch)
+    assert again.config.rope == ("--causal" not in switch or "--rope-theta" in switch)
 
 
 def test_export_npz_matches_engine(capsys, tmp_path):

@@ -1,6 +1,6 @@
 """An independent, deliberately plain multi-head attention: loops, no buffers, no tricks.
 
-Written straight from the equations in DESIGN.md (one head at a time, one query row at a
+Written straight from the textbook equations (one head at a time, one query row at a
 time) so that the engine's batched, in-place implementation is checked against
 something that shares none of its code.
 """

@@ -60,7 +60,7 @@ def test_every_head_off_leaves_only_the_bias():
 @pytest.mark.parametrize(
     "ablate, words",
     [
-        ([2], "ablate head 2 is out of range: query heads are 0..1"),
+        ([2], "ablate head 2 is out of range: this layer has query heads 0..1"),
         ([-1], "ablate head -1 is out of range"),
         (["1"], "whole-number head indices, got '1'"),
         ([1.0], "whole-number head indices, got 1.0"),

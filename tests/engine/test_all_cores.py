@@ -7,7 +7,6 @@ per-head reference; the thread switch must always be undone, and checking finite
 every core must not change which error a caller sees.
 """
 
-import sys
 import threading
 from unittest import mock
 
@@ -15,13 +14,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from mha_gui.engine import forward, row_softmax, validation
+from mha_gui.engine import forward, row_softmax, scheduler, validation
 from tests.engine.reference import reference_forward
 from tests.engine.test_fast_paths import forced
 from tests.engine.test_forward_properties import FIELDS, _close
 from tests.engine.test_rope import rope_layers
-
-fm = sys.modules["mha_gui.engine.forward"]
 
 
 def _without_blas_control():
@@ -56,7 +53,7 @@ def test_both_large_paths_agree_at_a_real_size():
         ablate=[1],
     )
     args["mask"][7] = True  # every key blocked for query 7
-    with mock.patch.object(fm, "PARALLEL_ABOVE_BYTES", 0):
+    with mock.patch.object(scheduler, "PARALLEL_ABOVE_BYTES", 0):
         cores = forward(**args)
         with _without_blas_control():
             fallback = forward(**args)

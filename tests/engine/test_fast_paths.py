@@ -8,7 +8,6 @@ every result is compared with the plain per-head reference again.
 
 import contextlib
 import os
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
@@ -17,19 +16,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from mha_gui.engine import buffers, forward, row_softmax
+from mha_gui.engine import buffers, forward, row_softmax, scheduler, steps
 from tests.engine.reference import reference_forward
 from tests.engine.test_forward_properties import FIELDS, _close
 from tests.engine.test_rope import rope_layers
-
-fm = sys.modules["mha_gui.engine.forward"]
 
 
 @contextlib.contextmanager
 def forced():
     """Every fast path on, whatever the size (and small row blocks: several per head)."""
     with (
-        mock.patch.multiple(fm, PARALLEL_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0, PACK_ABOVE=0),
+        mock.patch.multiple(scheduler, PARALLEL_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0),
+        mock.patch.object(steps, "PACK_ABOVE", 0),
         mock.patch.object(row_softmax, "BLOCK_BYTES", 16),
     ):
         yield
@@ -67,7 +65,10 @@ def test_a_real_size_equals_the_step_by_step_path():
     )
     args["mask"][5] = True  # a query with every key blocked
     fast = forward(**args)
-    with mock.patch.multiple(fm, PARALLEL_ABOVE_BYTES=1 << 60, PACK_ABOVE=1 << 60):
+    with (
+        mock.patch.object(scheduler, "PARALLEL_ABOVE_BYTES", 1 << 60),
+        mock.patch.object(steps, "PACK_ABOVE", 1 << 60),
+    ):
         plain = forward(**args)
     for name in (*FIELDS, "q_rot", "k_rot"):
         _close(getattr(fast, name), getattr(plain, name))

@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mha_gui.engine import forward
-from mha_gui.engine.forward import softmax_step
 from mha_gui.engine.presets import split_columns
+from mha_gui.engine.steps import softmax_step
 
 
 def _layer(seed, n=5, d_model=8, h=4, h_kv=None, d_k=2, d_v=3):

@@ -62,7 +62,7 @@ def test_forward_with_rope_matches_per_pair_rotation(case):
     for name in FIELDS:
         _close(getattr(t, name), ref[name])
     _close(t.contributions, ref["contributions"])
-    # the projections stay unrotated (DESIGN contract); the rotation is beside them
+    # the projections stay unrotated (the npz and API contract); the rotation is beside them
     b_q = arrays.get("b_q")
     _close(t.q, arrays["x"] @ arrays["w_q"] + (0 if b_q is None else b_q[:, None, :]))
 

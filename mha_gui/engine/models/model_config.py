@@ -1,7 +1,8 @@
-"""A model folder's config.json, read and checked: which family it is and its shapes.
+"""What a model folder's config.json says (`ModelInfo`), and the readers of its keys.
 
-`parse_config` turns the dict into a `ModelInfo` (engine/models/families.py runs the
-blocks it describes) or says in one sentence what is missing or wrong.
+Each family (engine/models/gpt2.py, bert.py, llama.py) reads its own keys with these
+readers; engine/models/families.py picks the family by `model_type` and builds the
+ModelInfo, or says in one sentence what is missing or wrong.
 """
 
 from __future__ import annotations
@@ -10,19 +11,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mha_gui.engine.models.numerics import ACTIVATIONS
 
-FAMILY_NAMES = {
-    "gpt2": "GPT-2",
-    "bert": "BERT",
-    "llama": "Llama",
-    "mistral": "Mistral",
-    "qwen2": "Qwen2",
-}
-SUPPORTED = tuple(FAMILY_NAMES)
-
-
-def _whole(cfg: dict, key: str, default=None, *aliases: str) -> int:
+def whole(cfg: dict, key: str, default=None, *aliases: str) -> int:
     for k in (key, *aliases):
         if k in cfg and cfg[k] is not None:
             value = cfg[k]
@@ -36,7 +26,7 @@ def _whole(cfg: dict, key: str, default=None, *aliases: str) -> int:
     return value
 
 
-def _positive(cfg: dict, key: str, default: float) -> float:
+def positive(cfg: dict, key: str, default: float) -> float:
     value = cfg.get(key)
     if value is None:
         return default
@@ -45,7 +35,7 @@ def _positive(cfg: dict, key: str, default: float) -> float:
     return float(value)
 
 
-def _rope_settings(cfg: dict) -> tuple[float, dict | None]:
+def rope_settings(cfg: dict) -> tuple[float, dict | None]:
     """θ and scaling from `rope_theta` + `rope_scaling` (older) or `rope_parameters`."""
     params = cfg.get("rope_parameters")
     params = dict(params) if isinstance(params, dict) else {}
@@ -70,6 +60,7 @@ class ModelInfo:
     path: Path
     name: str  # short name for titles: "gpt2"
     family: str  # model_type: gpt2, bert, llama, mistral, qwen2
+    family_name: str  # its title: GPT-2, BERT, Llama, Mistral, Qwen2
     n_layers: int
     d_model: int
     n_heads: int
@@ -94,10 +85,6 @@ class ModelInfo:
     scale: float | None = field(default=None, repr=False)  # None = 1/√head_dim
     scale_by_layer: bool = field(default=False, repr=False)  # GPT-2 option: ÷ (layer+1)
 
-    @property
-    def family_name(self) -> str:
-        return FAMILY_NAMES[self.family]
-
     def source(self, layer: int) -> str:
         """The session's source line: "gpt2 · layer 5 of 12" (layer 0-based)."""
         return f"{self.name} · layer {layer} of {self.n_layers}"
@@ -119,124 +106,24 @@ class ModelInfo:
         return self.sliding_window if layer in self.window_layers else None
 
 
-def parse_config(cfg: dict, path: Path, name: str, has_tokenizer: bool) -> ModelInfo:
-    family = cfg.get("model_type")
-    if family not in FAMILY_NAMES:
-        raise ValueError(
-            f"model_type {family!r} in {path / 'config.json'} is not supported "
-            f"(supported: {', '.join(SUPPORTED)})"
-        )
-    common = dict(path=path, name=name, family=family, has_tokenizer=has_tokenizer)
-    if family == "gpt2":
-        d = _whole(cfg, "n_embd", 768, "hidden_size")
-        h = _whole(cfg, "n_head", 12, "num_attention_heads")
-        act = cfg.get("activation_function", "gelu_new")
-        info = dict(
-            n_layers=_whole(cfg, "n_layer", 12, "num_hidden_layers"),
-            d_model=d,
-            n_heads=h,
-            n_kv_heads=h,
-            head_dim=d // h,
-            max_positions=_whole(cfg, "n_positions", 1024, "max_position_embeddings"),
-            causal=True,
-            rope=False,
-            qkv_bias=True,
-            o_bias=True,
-            mlp_bias=True,
-            activation=act,
-            norm_eps=_positive(cfg, "layer_norm_epsilon", 1e-5),
-            d_ff=_whole(cfg, "n_inner", 4 * d),
-            scale=None if cfg.get("scale_attn_weights", True) else 1.0,
-            scale_by_layer=bool(cfg.get("scale_attn_by_inverse_layer_idx", False)),
-        )
-    elif family == "bert":
-        d = _whole(cfg, "hidden_size", 768)
-        h = _whole(cfg, "num_attention_heads", 12)
-        kind = cfg.get("position_embedding_type", "absolute")
-        if kind not in (None, "absolute"):
-            raise ValueError(
-                f"BERT with position_embedding_type {kind!r} is not supported (only absolute)"
-            )
-        info = dict(
-            n_layers=_whole(cfg, "num_hidden_layers", 12),
-            d_model=d,
-            n_heads=h,
-            n_kv_heads=h,
-            head_dim=d // h,
-            max_positions=_whole(cfg, "max_position_embeddings", 512),
-            causal=bool(cfg.get("is_decoder", False)),
-            rope=False,
-            qkv_bias=True,
-            o_bias=True,
-            mlp_bias=True,
-            activation=cfg.get("hidden_act", "gelu"),
-            norm_eps=_positive(cfg, "layer_norm_eps", 1e-12),
-            d_ff=_whole(cfg, "intermediate_size", 4 * d),
-        )
-    else:
-        d = _whole(cfg, "hidden_size", 4096)
-        h = _whole(cfg, "num_attention_heads", 32)
-        layers = _whole(cfg, "num_hidden_layers", 32)
-        theta, scaling = _rope_settings(cfg)
-        window, window_layers = _sliding_window(cfg, family, layers)
-        attention_bias = bool(cfg.get("attention_bias", False))
-        info = dict(
-            n_layers=layers,
-            d_model=d,
-            n_heads=h,
-            n_kv_heads=_whole(cfg, "num_key_value_heads", h),
-            head_dim=_whole(cfg, "head_dim", max(1, d // h)),
-            max_positions=_whole(cfg, "max_position_embeddings", 2048),
-            causal=True,
-            rope=True,
-            rope_theta=theta,
-            rope_scaling=scaling,
-            sliding_window=window,
-            window_layers=window_layers,
-            qkv_bias=family == "qwen2" or attention_bias,
-            o_bias=attention_bias and family != "qwen2",
-            mlp_bias=bool(cfg.get("mlp_bias", False)),
-            activation=cfg.get("hidden_act", "silu"),
-            norm_eps=_positive(cfg, "rms_norm_eps", 1e-6),
-            d_ff=_whole(cfg, "intermediate_size", 4 * d),
-        )
-        if cfg.get("partial_rotary_factor", 1.0) != 1.0:
-            raise ValueError("partial_rotary_factor other than 1 is not supported")
-    info.setdefault("rope_theta", None)
-    info.setdefault("rope_scaling", None)
-    info.setdefault("sliding_window", None)
-    info.setdefault("window_layers", ())
-    if info["activation"] not in ACTIVATIONS:
-        raise ValueError(
-            f"activation {info['activation']!r} is not supported "
-            f"(supported: {', '.join(ACTIVATIONS)})"
-        )
-    needs_split = family in ("gpt2", "bert") or cfg.get("head_dim") is None
-    if needs_split and info["d_model"] % info["n_heads"]:
-        raise ValueError(
-            f"hidden size {info['d_model']} is not a multiple of {info['n_heads']} heads"
-        )
-    if info["n_heads"] % info["n_kv_heads"]:
-        raise ValueError(
-            f"num_key_value_heads={info['n_kv_heads']} does not divide "
-            f"num_attention_heads={info['n_heads']}"
-        )
-    info["vocab_size"] = _whole(cfg, "vocab_size", 1)
-    return ModelInfo(**common, **info)
+def check_split(d_model: int, n_heads: int) -> None:
+    """A family whose head width is d_model / h needs h to divide d_model."""
+    if d_model % n_heads:
+        raise ValueError(f"hidden size {d_model} is not a multiple of {n_heads} heads")
 
 
-def _sliding_window(cfg: dict, family: str, layers: int) -> tuple[int | None, tuple[int, ...]]:
-    window = cfg.get("sliding_window")
-    if family == "llama" or window is None:
-        return None, ()
-    if family == "qwen2" and not cfg.get("use_sliding_window", False):
-        return None, ()
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise ValueError(f"config.json: sliding_window must be a whole number ≥ 1, got {window!r}")
-    types = cfg.get("layer_types")
-    if isinstance(types, list) and len(types) == layers:
-        return window, tuple(i for i, t in enumerate(types) if t == "sliding_attention")
-    if family == "qwen2":
-        first = cfg.get("max_window_layers", 28)
-        return window, tuple(range(first if isinstance(first, int) else 0, layers))
-    return window, tuple(range(layers))
+def classic_heads(d_model: int, n_heads: int) -> dict:
+    """ModelInfo's fields of the original transformer's attention (GPT-2, BERT): d_model
+    split evenly into heads that each have their own keys and values, a bias on every
+    linear map, learned positions (no RoPE)."""
+    check_split(d_model, n_heads)
+    return dict(
+        d_model=d_model,
+        n_heads=n_heads,
+        n_kv_heads=n_heads,
+        head_dim=d_model // n_heads,
+        rope=False,
+        qkv_bias=True,
+        o_bias=True,
+        mlp_bias=True,
+    )

@@ -288,7 +288,7 @@ class MessageDrawing:
         try:
             paint_text(painter, MARGIN, MARGIN, self.width - 2 * MARGIN, TITLE_PX * 1.4,
                        self.title, TITLE_PX, pal.text, bold=True)  # fmt: skip
-            colour = "#c62828" if self.error and theme_name == "light" else pal.text
+            colour = theme.ERROR_RED if self.error and theme_name == "light" else pal.text
             colour = "#ef9a9a" if self.error and theme_name == "dark" else colour
             wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.8, self.width - 2 * MARGIN,
                     self.text, NOTE_PX + 1, colour)  # fmt: skip

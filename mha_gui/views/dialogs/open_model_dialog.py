@@ -35,11 +35,12 @@ from PySide6.QtWidgets import (
 from mha_gui.engine.models import SUPPORTED, cache_folders, describe_model, discover_models
 from mha_gui.engine.models import tokenize as model_tokenize
 from mha_gui.engine.models.origin import ModelOrigin
+from mha_gui.theme import ERROR_RED
 from mha_gui.views.docks.model.model_job import ModelJob
 
 PREVIEW_MS = 200  # the token preview waits for a pause in typing
 SHOWN_TOKENS = 60
-ERROR_STYLE = "color: #c62828;"
+ERROR_STYLE = f"color: {ERROR_RED};"
 
 
 def parse_ids(text: str) -> list[int]:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui.engine.config import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
 from mha_gui.engine.values import format_value, parse_value
+from mha_gui.theme import ERROR_RED
 
 FIELDS = (
     ("n", "tokens n", MAX_TOKENS, "Number of tokens (rows of X)"),
@@ -156,7 +157,7 @@ class ConfigPanel(QWidget):
         self.message_label = QLabel(self)
         self.message_label.setObjectName("configMessage")
         self.message_label.setWordWrap(True)
-        self.message_label.setStyleSheet("color: #c62828;")
+        self.message_label.setStyleSheet(f"color: {ERROR_RED};")
         outer.addWidget(self.message_label)
         outer.addStretch(1)
 

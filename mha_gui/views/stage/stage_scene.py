@@ -16,7 +16,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QScrollArea
 
-from mha_gui.engine.stage_panels import KINDS, panel_keys
+from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 
@@ -196,13 +196,5 @@ class TitleFitter:
 
 def depends(kind: str, head: int, heads, contributions) -> bool:
     """Does panel (kind, head) change when the Z of `heads` changed and the output
-    contributions of `contributions` (every edit changes Y)?"""
-    if kind == "Y":
-        return True
-    if kind == "C":
-        return head in contributions
-    if kind == "H":
-        return bool(heads)
-    if kind == "X":
-        return False
-    return head in heads
+    contributions of `contributions`? The kind's dependence rule (engine/panel_kinds.py)."""
+    return panel_changed(kind, head, heads, contributions)

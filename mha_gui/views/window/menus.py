@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from mha_gui import theme
+from mha_gui.engine.models.families import family_titles
 from mha_gui.engine.presets import PRESETS
 from mha_gui.views.dialogs.open_model_dialog import open_model
 from mha_gui.views.window import registry
@@ -68,7 +69,7 @@ def build_file_menu(window) -> None:
         "Ctrl+Shift+O",
         "action.openModel",
     )
-    model.setStatusTip("Open a layer of GPT-2, BERT, Llama, Mistral or Qwen2 on a sentence")
+    model.setStatusTip(f"Open a layer of {family_titles()} on a sentence")
     window.build_recent_menu(file_menu)
     file_menu.addSeparator()
     add_action(

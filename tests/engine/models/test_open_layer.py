@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mha_gui.engine.models import attention_maps, describe_model, open_layer, tokenize
-from mha_gui.engine.models.families import erf
+from mha_gui.engine.models.numerics import erf
 from tests.engine.models.builders import SENTENCE, build_model, encode
 from tests.engine.models.reference_models import reference_layers
 

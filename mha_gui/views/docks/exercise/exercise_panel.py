@@ -39,9 +39,10 @@ from PySide6.QtWidgets import (
 from mha_gui.engine.exercises import Exercise, make_exercise
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
+from mha_gui.theme import ERROR_RED
 from mha_gui.views.window.registry import ActionSpec, ViewSpec, register_action, register_view
 
-RIGHT, WRONG = "#1b7f2a", "#c62828"  # readable on light and dark backgrounds
+RIGHT, WRONG = "#1b7f2a", ERROR_RED  # readable on light and dark backgrounds
 DEFAULT_BLANKS = 4
 
 

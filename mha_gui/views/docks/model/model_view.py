@@ -11,6 +11,7 @@ session — with that head inspected. Without a model, the view says how to open
 from __future__ import annotations
 
 from mha_gui.engine.models import attention_maps
+from mha_gui.engine.models.families import family_titles
 from mha_gui.export.figures.model_grid import MessageDrawing, ModelGridDrawing
 from mha_gui.views.docks.model.model_job import ModelJob
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
@@ -18,7 +19,7 @@ from mha_gui.views.window.registry import FigureOptions, ViewSpec, register_view
 
 NO_MODEL = (
     "The session open now is not a layer of a real model. File ▸ Open model… "
-    "(Ctrl+Shift+O) opens a layer of GPT-2, BERT, Llama, Mistral or Qwen2 from a folder on "
+    f"(Ctrl+Shift+O) opens a layer of {family_titles()} from a folder on "
     "this computer (or from the Hugging Face cache) on a sentence you type; this view then "
     "shows the attention weights of every layer × head on that sentence. Click a map to "
     "open its layer."

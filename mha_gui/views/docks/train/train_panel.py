@@ -50,6 +50,7 @@ from mha_gui.engine.training import (
 )
 from mha_gui.engine.values import parse_value
 from mha_gui.export.training_gif import Snapshot, write_training_gif
+from mha_gui.theme import ERROR_RED
 from mha_gui.views.docks.train.train_layout import STEP_COUNT, TrainLayout
 from mha_gui.views.window.registry import ViewSpec, register_view
 
@@ -403,7 +404,7 @@ class TrainPanel(TrainLayout, QWidget):
 
     def _say(self, text: str, error: bool = False) -> None:
         self.message.setText(text)
-        self.message.setStyleSheet("color: #c62828;" if error else "")
+        self.message.setStyleSheet(f"color: {ERROR_RED};" if error else "")
 
 
 register_view(
