@@ -15,13 +15,14 @@ from pathlib import Path
 
 from mha_gui import __version__
 from mha_gui.cli.learning import LEARNING_COMMANDS, add_learning_parsers
+from mha_gui.cli.lessons import LESSON_COMMANDS, add_lesson_parsers
 from mha_gui.engine.info import info_text
 from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
 from mha_gui.engine.session import Session, ViewState, load_session
 from mha_gui.engine.stages import STAGE_NAMES, stage_by_name
 from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
 
-SUBCOMMANDS = ("presets", "info", "export", *LEARNING_COMMANDS)
+SUBCOMMANDS = ("presets", "info", "export", *LEARNING_COMMANDS, *LESSON_COMMANDS)
 EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
 
 
@@ -191,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="suffix picks the format: " + " ".join(EXPORT_SUFFIXES),
     )
     add_learning_parsers(sub, _add_source)
+    add_lesson_parsers(sub)
     return parser
 
 
@@ -347,9 +349,19 @@ def cmd_open(argv: list[str]) -> int:
     p.add_argument("--preset", help=f"start from a preset (default {DEFAULT_PRESET})")
     p.add_argument("--model", metavar="DIR", help="open a layer of a Hugging Face model folder")
     _add_model_options(p)
+    p.add_argument("--lesson", metavar="FILE|NAME", help="open the window on a lesson")
     args = p.parse_args(argv)
     if sum(x is not None for x in (args.session, args.preset, args.model)) > 1:
         raise CliError("give one of SESSION_FILE, --preset or --model")
+    if args.lesson is not None:
+        if sum(x is not None for x in (args.session, args.preset, args.model)):
+            raise CliError(
+                "--lesson opens what the lesson shows: give no SESSION_FILE, --preset or --model"
+            )
+        from mha_gui.app import run_app
+        from mha_gui.cli.lessons import open_on_lesson
+
+        return open_on_lesson(args.lesson, run_app, _check_display)
     model_session = _model_session(args)  # a bad folder, layer or text fails before any window
     if model_session is not None:
         _check_display()
@@ -419,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
             return cmd_open(argv)
         args = build_parser().parse_args(argv)
         commands = {"presets": cmd_presets, "info": cmd_info, "export": cmd_export}
-        return {**commands, **LEARNING_COMMANDS}[args.command](args)
+        return {**commands, **LEARNING_COMMANDS, **LESSON_COMMANDS}[args.command](args)
     except BrokenPipeError:  # `mha-gui info | head`: the reader left, nothing to report
         return 0
     except (CliError, ValueError, OSError) as exc:
