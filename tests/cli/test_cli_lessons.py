@@ -159,3 +159,57 @@ def test_open_on_a_lesson_refuses_a_bad_lesson_before_any_window(capsys, tmp_pat
     assert code == 2 and "neither a lesson file" in one_error_line(err)
     code, _out, err = run(capsys, "--lesson", "walkthrough", "--preset", "toy")
     assert code == 2 and "--lesson" in one_error_line(err)
+
+
+# ------------------------------------------------------------------ handout --------
+def pdf_pages(path) -> int:
+    return len(re.findall(rb"/Type\s*/Page\b", path.read_bytes()))
+
+
+@pytest.mark.parametrize("name", ["walkthrough", "masks"])
+def test_handout_has_a_page_per_step_and_an_answer_page(capsys, tmp_path, name):
+    out = tmp_path / f"{name}.pdf"
+    code, text, err = run(capsys, "lesson", name, "--handout", out)
+    assert (code, err) == (0, "")
+    steps = next(e.steps for e in builtin_lessons() if e.name == name)
+    assert pdf_pages(out) == steps + 1
+    assert (
+        text.strip()
+        == f"wrote {out}: {steps + 1} pages, one per step of " + text.split("of ", 1)[1].strip()
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]  # no temporary file left
+
+
+def test_handout_page_renders_to_a_printable_png(capsys, tmp_path):
+    import shutil
+    import subprocess
+
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) is not installed")
+    from PIL import Image
+
+    out = tmp_path / "w.pdf"
+    assert run(capsys, "lesson", "walkthrough", "--handout", out)[0] == 0
+    subprocess.run(
+        ["pdftoppm", "-r", "50", "-png", "-f", "3", "-l", "3", str(out), str(tmp_path / "p")],
+        check=True,
+    )
+    (png,) = tmp_path.glob("p*.png")
+    image = Image.open(png).convert("RGB")
+    assert image.width < image.height  # portrait A4
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert len(colours) > 50  # text and a coloured heatmap, not a blank page
+    white = max(colours)[1]
+    assert white == (255, 255, 255)  # printed on white
+
+
+def test_handout_of_a_bad_lesson_writes_nothing(capsys, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'title = "x"\nsummary = "y"\n[[step]]\ntitle = "a"\ntext = "b"\n[step.show]\npreset = "nope"\n'
+    )
+    code, _out, err = run(capsys, "lesson", bad, "--handout", tmp_path / "h.pdf")
+    assert code == 2 and "field 'show.preset'" in one_error_line(err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+    code, _out, err = run(capsys, "lesson", "walkthrough", "--handout", tmp_path / "no" / "h.pdf")
+    assert code == 2 and "does not exist" in one_error_line(err)
