@@ -173,10 +173,7 @@ def test_handout_has_a_page_per_step_and_an_answer_page(capsys, tmp_path, name):
     assert (code, err) == (0, "")
     steps = next(e.steps for e in builtin_lessons() if e.name == name)
     assert pdf_pages(out) == steps + 1
-    assert (
-        text.strip()
-        == f"wrote {out}: {steps + 1} pages, one per step of " + text.split("of ", 1)[1].strip()
-    )
+    assert text.startswith(f"wrote {out}: {steps + 1} pages, one per step of ")
     assert sorted(p.name for p in tmp_path.iterdir()) == [out.name]  # no temporary file left
 
 

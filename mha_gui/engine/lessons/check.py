@@ -141,11 +141,7 @@ def apply_show_me(session: Session, view: ViewState, me: ShowMe) -> tuple[Sessio
     from mha_gui.engine.parameters import resize_mask, resize_parameters
 
     s = session.copy(trusted=True)
-    changes = dict(me.config)
-    if changes.get("scale") == "default":
-        changes["scale"] = None
-    if me.ablate is not None:
-        changes["ablate"] = tuple(sorted(set(me.ablate)))
+    changes = me.config_changes()
     if changes:
         old = s.config
         try:

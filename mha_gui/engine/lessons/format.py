@@ -146,6 +146,16 @@ class ShowMe:
     head: int | None = None
     query: Index | None = None
 
+    def config_changes(self) -> dict:
+        """The configuration changes as `Config.with_changes` / `Document.set_config`
+        take them ("default" scale → None, the ablated heads as a sorted tuple)."""
+        changes = dict(self.config)
+        if changes.get("scale") == "default":
+            changes["scale"] = None
+        if self.ablate is not None:
+            changes["ablate"] = tuple(sorted(set(self.ablate)))
+        return changes
+
 
 @dataclass(frozen=True)
 class Task:

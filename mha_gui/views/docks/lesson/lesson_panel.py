@@ -527,11 +527,7 @@ class LessonPanel(QWidget):
         stack = doc.undo_stack
         stack.beginMacro(f"Show me: {task.task}")
         try:
-            changes = dict(me.config)
-            if changes.get("scale") == "default":
-                changes["scale"] = None
-            if me.ablate is not None:
-                changes["ablate"] = tuple(sorted(set(me.ablate)))
+            changes = me.config_changes()
             if changes:
                 doc.set_config(label=f"Show me: {task.task}", **changes)
             for e in me.values:
