@@ -170,7 +170,7 @@ class PointerOverlay(QWidget):
 
     def _first_cell_rect(self, view) -> QRect | None:
         for _plot, item in self.items:
-            rect = self._scene_rect(view, item.sceneBoundingRect())
+            rect = self._scene_rect(view, item.mapRectToScene(item.rect()))
             if rect is not None:
                 return rect
         return None
