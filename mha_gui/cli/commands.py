@@ -21,6 +21,7 @@ from mha_gui.cli.arguments import (
 )
 from mha_gui.cli.display_probe import check_display
 from mha_gui.cli.learning import LEARNING_COMMANDS, add_learning_parsers
+from mha_gui.cli.lessons import LESSON_COMMANDS, add_lesson_parsers, open_on_lesson
 from mha_gui.cli.sessions import model_session, origin, session_from, with_config
 from mha_gui.engine.info import info_text
 from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
@@ -105,7 +106,13 @@ def _model_view_extra(args) -> dict | None:
     return {"model": args.model, "text": args.text, "token_ids": ids, "layer": layer}
 
 
-COMMANDS = {"presets": cmd_presets, "info": cmd_info, "export": cmd_export, **LEARNING_COMMANDS}
+COMMANDS = {
+    "presets": cmd_presets,
+    "info": cmd_info,
+    "export": cmd_export,
+    **LEARNING_COMMANDS,
+    **LESSON_COMMANDS,
+}
 SUBCOMMANDS = tuple(COMMANDS)
 
 
@@ -123,6 +130,7 @@ def build_parser() -> Parser:
     exp = sub.add_parser("export", help="write a figure, animation, LaTeX, arrays or session")
     add_export_options(exp)
     add_learning_parsers(sub, add_source)
+    add_lesson_parsers(sub)
     return parser
 
 
@@ -134,9 +142,18 @@ def cmd_open(argv: list[str]) -> int:
     p.add_argument("--preset", help=f"start from a preset (default {DEFAULT_PRESET})")
     p.add_argument("--model", metavar="DIR", help="open a layer of a Hugging Face model folder")
     add_model_options(p)
+    p.add_argument("--lesson", metavar="FILE|NAME", help="open the window on a lesson")
     args = p.parse_args(argv)
     if sum(x is not None for x in (args.session, args.preset, args.model)) > 1:
         raise CliError("give one of SESSION_FILE, --preset or --model")
+    if args.lesson is not None:
+        if sum(x is not None for x in (args.session, args.preset, args.model)):
+            raise CliError(
+                "--lesson opens what the lesson shows: give no SESSION_FILE, --preset or --model"
+            )
+        from mha_gui.app import run_app
+
+        return open_on_lesson(args.lesson, run_app, check_display)
     opened = model_session(args)  # a bad folder, layer or text fails before any window
     if opened is not None:
         check_display()

@@ -31,6 +31,7 @@ VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.docks.model.model_view",
     "mha_gui.views.docks.exercise.exercise_panel",
     "mha_gui.views.docks.train.train_panel",
+    "mha_gui.views.docks.lesson.lesson_panel",
 )
 
 __all__ = [

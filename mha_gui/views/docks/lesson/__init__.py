@@ -1,0 +1,1 @@
+"""The lesson player dock (`lessonPanel`), its pointer overlay and Help ▸ Lessons…."""
