@@ -102,6 +102,13 @@ def rope_theta(text: str) -> float:
 
 
 # ----------------------------------------------------------- option groups --------
+def model_folder(text: str):
+    """An argparse type: a model folder, or `builtin` for the model that ships with the app."""
+    from mha_gui.engine.models.builtin import resolve_model
+
+    return resolve_model(text)
+
+
 def add_source(p: argparse.ArgumentParser) -> None:
     """--preset | --session | --model (with its options), the random preset's options,
     and the switches every command can add (--causal, --rope, --rope-theta)."""
@@ -111,7 +118,10 @@ def add_source(p: argparse.ArgumentParser) -> None:
     )
     src.add_argument("--session", metavar="FILE", help="a saved session (.json)")
     src.add_argument(
-        "--model", metavar="DIR", help="a Hugging Face model folder (with --layer and --text)"
+        "--model",
+        type=model_folder,
+        metavar="DIR|builtin",
+        help="a Hugging Face model folder, or builtin (with --layer and --text)",
     )
     add_model_options(p)
     r = p.add_argument_group("options of the 'random' preset")

@@ -18,10 +18,12 @@ from mha_gui.cli.arguments import (
     add_model_options,
     add_source,
     check_option,
+    model_folder,
 )
 from mha_gui.cli.display_probe import check_display
 from mha_gui.cli.learning import LEARNING_COMMANDS, add_learning_parsers
 from mha_gui.cli.lessons import LESSON_COMMANDS, add_lesson_parsers, open_on_lesson
+from mha_gui.cli.models import MODEL_COMMANDS, add_model_parsers
 from mha_gui.cli.sessions import model_session, origin, session_from, with_config
 from mha_gui.engine.info import info_text
 from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
@@ -112,6 +114,7 @@ COMMANDS = {
     "export": cmd_export,
     **LEARNING_COMMANDS,
     **LESSON_COMMANDS,
+    **MODEL_COMMANDS,
 }
 SUBCOMMANDS = tuple(COMMANDS)
 
@@ -131,6 +134,7 @@ def build_parser() -> Parser:
     add_export_options(exp)
     add_learning_parsers(sub, add_source)
     add_lesson_parsers(sub)
+    add_model_parsers(sub)
     return parser
 
 
@@ -140,7 +144,12 @@ def cmd_open(argv: list[str]) -> int:
     p = Parser(prog="mha-gui", description="Open the simulator window.")
     p.add_argument("session", nargs="?", metavar="SESSION_FILE", help="a saved session (.json)")
     p.add_argument("--preset", help=f"start from a preset (default {DEFAULT_PRESET})")
-    p.add_argument("--model", metavar="DIR", help="open a layer of a Hugging Face model folder")
+    p.add_argument(
+        "--model",
+        type=model_folder,
+        metavar="DIR|builtin",
+        help="open a layer of a Hugging Face model folder (builtin: the model that ships)",
+    )
     add_model_options(p)
     p.add_argument("--lesson", metavar="FILE|NAME", help="open the window on a lesson")
     args = p.parse_args(argv)

@@ -43,7 +43,7 @@ def family_titles(last: str = " or ") -> str:
 def parse_config(cfg: dict, path: Path, name: str, has_tokenizer: bool) -> ModelInfo:
     """The ModelInfo of a model folder's config.json, or a ValueError in one sentence."""
     family = cfg.get("model_type")
-    if family not in ARCHITECTURES:
+    if not isinstance(family, str) or family not in ARCHITECTURES:
         raise ValueError(
             f"model_type {family!r} in {path / 'config.json'} is not supported "
             f"(supported: {', '.join(SUPPORTED)})"
@@ -53,7 +53,7 @@ def parse_config(cfg: dict, path: Path, name: str, has_tokenizer: bool) -> Model
     info.setdefault("rope_scaling", None)
     info.setdefault("sliding_window", None)
     info.setdefault("window_layers", ())
-    if info["activation"] not in ACTIVATIONS:
+    if not isinstance(info["activation"], str) or info["activation"] not in ACTIVATIONS:
         raise ValueError(
             f"activation {info['activation']!r} is not supported "
             f"(supported: {', '.join(ACTIVATIONS)})"

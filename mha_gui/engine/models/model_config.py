@@ -12,6 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+#: no real model has a width, a layer count or a vocabulary this large; past it a number
+#: is a corrupt file (and would overflow the sizes computed from it)
+MAX_WHOLE = 1 << 31
+
+
 def whole(cfg: dict, key: str, default=None, *aliases: str) -> int:
     for k in (key, *aliases):
         if k in cfg and cfg[k] is not None:
@@ -21,8 +26,10 @@ def whole(cfg: dict, key: str, default=None, *aliases: str) -> int:
         if default is None:
             raise ValueError(f"config.json has no {key!r}")
         value = default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"config.json: {key} must be a whole number ≥ 1, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_WHOLE:
+        raise ValueError(
+            f"config.json: {key} must be a whole number from 1 to {MAX_WHOLE}, got {value!r}"
+        )
     return value
 
 
