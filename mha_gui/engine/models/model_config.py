@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 #: no real model has a width, a layer count or a vocabulary this large; past it a number
 #: is a corrupt file (and would overflow the sizes computed from it)
 MAX_WHOLE = 1 << 31
