@@ -160,3 +160,37 @@ def test_strongest_role_labels_heads_from_the_threshold_up():
 def test_bad_shapes_are_refused():
     with pytest.raises(ValueError, match=r"3 tokens need \(\.\.\., 3, 3\)"):
         role_scores(np.ones((2, 2)), [1, 2, 3])
+
+
+@pytest.mark.parametrize(
+    ("family", "prefix_token"), [("gpt2", None), ("bert", "[CLS]"), ("llama", "<s>")]
+)
+def test_head_roles_of_a_model_folder_use_the_apps_maps(tmp_path, family, prefix_token):
+    from tokenizers import Tokenizer
+
+    from mha_gui.engine.head_roles import head_roles, probe_frame
+    from mha_gui.engine.models import attention_maps, describe_model
+    from tests.engine.models.builders import build_model
+
+    build_model(tmp_path, family)
+    tok = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    prefix, special = probe_frame(tmp_path)
+    assert prefix == ([] if prefix_token is None else [tok.token_to_id(prefix_token)])
+    assert special and all(tok.id_to_token(i) is not None for i in special)
+
+    roles = head_roles(tmp_path, seed=4, span=6)  # no text: the repeated-tokens probe
+    info = describe_model(tmp_path)
+    ids = repeated_tokens_probe(info.vocab_size, 4, 6, prefix=prefix, exclude=special)
+    assert roles.token_ids == ids
+    maps = attention_maps(tmp_path, token_ids=ids)
+    expected = role_scores(maps.weights, ids)
+    for role in ROLES:
+        np.testing.assert_array_equal(roles.scores[role], expected[role])
+    assert roles.shape == (info.n_layers, info.n_heads)
+
+    text = head_roles(tmp_path, text="the cat sat on the mat")
+    assert text.tokens == attention_maps(tmp_path, text="the cat sat on the mat").tokens
+    with pytest.raises(ValueError, match="one of"):
+        head_roles(tmp_path, text="the cat", probe="repeated")
+    with pytest.raises(ValueError, match="unknown probe"):
+        head_roles(tmp_path, probe="zigzag")
