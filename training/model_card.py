@@ -9,6 +9,7 @@ language-model head, so they come from torch.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -110,6 +111,33 @@ def table(scores: dict[str, np.ndarray]) -> str:
     return "\n".join(lines)
 
 
+def reflow(text: str, width: int = 92) -> str:
+    """Fill the prose paragraphs and list items (the f-strings break lines anywhere);
+    tables, code, headings and the front matter stay as they are."""
+    out, para = [], []
+
+    def flush():
+        if para:
+            first = para[0]
+            lead = "  " if first.startswith("- ") else ""
+            body = " ".join(line.strip() for line in para)
+            out.append(textwrap.fill(body, width, subsequent_indent=lead, break_on_hyphens=False))
+            para.clear()
+
+    for line in text.splitlines():
+        keep = not line.strip() or line.startswith(
+            ("|", "    ", "#", "---", "license", "library", "tags")
+        )
+        if keep or line.startswith("- "):
+            flush()
+        if keep:
+            out.append(line)
+        else:
+            para.append(line)
+    flush()
+    return "\n".join(out) + "\n"
+
+
 def write(folder: Path, record: dict, scores: dict[str, np.ndarray], model) -> str:
     """Write folder/README.md and return its text."""
     args = record["args"]
@@ -123,12 +151,37 @@ def write(folder: Path, record: dict, scores: dict[str, np.ndarray], model) -> s
         f"{'met' if v >= bar else 'not met'} |"
         for role, (lh, v, bar) in met.items()
     )
+
+    def others(role: str) -> str:
+        """Other heads that also score ≥ 0.5 on the role (they can stand in for it)."""
+        layer, head = GUIDED[role]
+        found = [
+            f"layer {la} head {h} ({scores[role][la, h]:.2f})"
+            for la, h in zip(*np.nonzero(scores[role] >= 0.5), strict=True)
+            if (la, h) != (layer, head) and not (role == "induction" and la == 0)
+        ]
+        return ", ".join(found) or "none"
+
     behaviour_lines = "\n".join(
         f"| {role} | {base[role]:.2f} | {off[role]:.2f} (layer {GUIDED[role][0]} head "
-        f"{GUIDED[role][1]} off) |"
+        f"{GUIDED[role][1]} off) | {others(role)} |"
         for role in ("agreement", "antecedent", "induction")
     )
     v = classroom
+    defaults = {"record": None, "card_only": False, "eval_every": 1000}
+    words = [
+        f"--{k.replace('_', '-')} {val}"
+        for k, val in args.items()
+        if k not in defaults and k != "out"
+    ]
+    lines, line = [], ""
+    for w in words:
+        if line and len(line) + len(w) > 70:
+            lines.append(line)
+            line = ""
+        line = f"{line} {w}".strip()
+    flags = " \\\n        ".join([*lines, line])
+    threads = f"{args['threads']} thread{'s' if args['threads'] != 1 else ''}"
     text = f"""---
 license: mit
 library_name: transformers
@@ -169,8 +222,9 @@ Kinds of text (training mix by segment: {", ".join(f"{r} {w:.0%}" for r, w in v.
 
 {args["steps"]} steps of AdamW (lr {args["lr"]}, warm-up {args["warmup"]}, cosine to 10 %,
 weight decay 0.05) on batches of {args["batch"]} windows × {args["context"]} tokens (each
-window `<bos>` then whole segments), no dropout, torch {record["torch_version"]} on 2 CPU
-threads, {record["seconds"] / 60:.1f} minutes. Loss: next-token cross-entropy plus
+window `<bos>` then whole segments), no dropout, torch {record["torch_version"]},
+{threads} on a 2-core machine shared with other work:
+{record["seconds"] / 60:.0f} minutes. Loss: next-token cross-entropy plus
 {args["guide"]} × an *attention guide* — −log of the weight four chosen heads give the key
 their role names (the previous token for layer {GUIDED["previous"][0]} head
 {GUIDED["previous"][1]}; the token after the earlier occurrence, in a repeated span, for
@@ -180,7 +234,12 @@ antecedent, from `is`, for layer {GUIDED["antecedent"][0]} head
 {GUIDED["antecedent"][1]}). The guide chooses *which* head takes each role, so a class
 finds one clear head per role; what the head then carries is learned by the language-model
 loss alone. The other heads are unguided. Final losses (running mean): next-token
-{record["lm_loss"]:.3f}, guide {record["guide_loss"]:.3f}.
+{record["lm_loss"]:.3f}, guide {record["guide_loss"]:.3f}. To train it again
+(`pip install -e .[train]`; the run is seeded and torch on CPU is deterministic, so the
+same torch build and thread count should give the same weights):
+
+    PYTHONPATH=. python training/train_classroom.py --out resources/models/classroom \\
+        {flags}
 
 ## Heads
 
@@ -201,12 +260,15 @@ second noun always of the other number).
 What the heads do for the model — how often it prefers the right word, with all heads and
 with the role's head switched off (its output zeroed before W_O):
 
-| task | all heads | head off |
-|---|---|---|
+| task | all heads | head off | other heads scoring ≥ 0.5 on the role |
+|---|---|---|---|
 {behaviour_lines}
 
 agreement: the verb's right form over its other form; antecedent: the right name over the
-other one; induction: the next token of the second copy is the top prediction.
+other one; induction: the next token of the second copy is the top prediction. Where the
+accuracy stays high with the head off, the model has a second route: another head of the
+last column reads the same key, or the residual stream carries the answer.
 """
+    text = reflow(text)
     (folder / "README.md").write_text(text, encoding="utf-8")
     return text
