@@ -1,0 +1,36 @@
+"""The model that ships with the app: `--model builtin` wherever a model folder is taken.
+
+It is a small GPT-2 trained on the classroom language (mha_gui/engine/classroom.py) so that
+a class sees real heads with textbook roles without downloading anything; its folder is an
+ordinary Hugging Face one (resources/models/classroom/, installed as package data of
+`mha_gui.resources`), read by the same loader as any other model.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+BUILTIN_NAME = "builtin"
+_FOLDER = ("models", "classroom")
+
+
+def builtin_model_path() -> Path:
+    """The folder of the built-in model.
+
+    From a source checkout (the code run in place, next to its pyproject.toml) that is the
+    checkout's own resources/models/classroom, so code and model always come from the same
+    tree; from an installed package it is the package data of `mha_gui.resources`.
+    """
+    root = Path(__file__).resolve().parents[3]
+    checkout = root.joinpath("resources", *_FOLDER)
+    if (root / "pyproject.toml").is_file() and checkout.is_dir():
+        return checkout
+    return Path(str(files("mha_gui.resources").joinpath(*_FOLDER)))
+
+
+def resolve_model(arg: str | Path) -> str | Path:
+    """`builtin` → the built-in model's folder; any other folder is returned unchanged."""
+    if isinstance(arg, str) and arg == BUILTIN_NAME:
+        return builtin_model_path()
+    return arg
