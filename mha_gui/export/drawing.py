@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from mha_gui import theme
-from mha_gui.export.text import _qcolor, ensure_app
+from mha_gui.export.text import ensure_app, qcolor
 
 DEFAULT_PNG_WIDTH = 1600
 PNG_DPI = 192  # "2×" of a 96-dpi screen: a 1600 px figure is about 8.3 in wide
@@ -61,7 +61,7 @@ def render_drawing(
     scale = w / drawing.width
     h = max(1, int(math.ceil(drawing.height * scale)))
     img = QImage(w, h, QImage.Format.Format_RGB32)
-    img.fill(_qcolor(theme.palette(theme_name).background))
+    img.fill(qcolor(theme.palette(theme_name).background))
     dpm = int(round(PNG_DPI / 0.0254))
     img.setDotsPerMeterX(dpm)
     img.setDotsPerMeterY(dpm)

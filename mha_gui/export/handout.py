@@ -48,7 +48,7 @@ def write_handout(
                 writer.newPage()
             painter.resetTransform()
             painter.scale(unit, unit)
-            painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure._qcolor(pal.background))
+            painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure.qcolor(pal.background))
             scene = figure.build_scene(
                 session, stage, head=head, query=query, trace=trace, weights_range=weights_range
             )
@@ -82,7 +82,7 @@ def write_handout(
             kind = "weights" if stage.name == "weights" else "values"
             y = _tables(painter, mats, y, pal, decimals, kind)
             painter.setFont(figure.make_font(8))
-            painter.setPen(figure._qcolor(pal.muted))
+            painter.setPen(figure.qcolor(pal.muted))
             painter.drawText(
                 QRectF(MARGIN, PAGE_H - MARGIN + 8, inner, 14),
                 Qt.AlignRight | Qt.AlignVCenter,
@@ -136,11 +136,11 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
         painter.setFont(figure.make_font(px))
         for i, r in enumerate(texts):
             yy = y + cell_h * (i + 1) + 2
-            painter.setPen(figure._qcolor(pal.muted))
+            painter.setPen(figure.qcolor(pal.muted))
             painter.drawText(
                 QRectF(x, yy, lw - 4, cell_h), Qt.AlignRight | Qt.AlignVCenter, rows[i][:12]
             )
-            painter.setPen(figure._qcolor(pal.text))
+            painter.setPen(figure.qcolor(pal.text))
             for j, t in enumerate(r):
                 painter.drawText(
                     QRectF(x + lw + j * cw, yy, cw - 3, cell_h), Qt.AlignRight | Qt.AlignVCenter, t
@@ -150,7 +150,7 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
     y += line_h
     if skipped:
         painter.setFont(figure.make_font(8))
-        painter.setPen(figure._qcolor(pal.muted))
+        painter.setPen(figure.qcolor(pal.muted))
         painter.drawText(
             QRectF(MARGIN, y + 4, PAGE_W - 2 * MARGIN, 12),
             Qt.AlignLeft | Qt.AlignVCenter,

@@ -28,7 +28,7 @@ from mha_gui.export.layout import (
 )
 from mha_gui.export.primitives import make_pen
 from mha_gui.export.scene import Panel, PanelRow
-from mha_gui.export.text import _elide, _qcolor, draw_rich, make_font, rich_width, text_width
+from mha_gui.export.text import draw_rich, elide, make_font, qcolor, rich_width, text_width
 
 
 def _matrix_image(p: Panel, levels, lut, pal, upscale: int = 1):
@@ -57,11 +57,11 @@ def paint_scene(
     sc = layout.scene
     painter.save()
     painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
-    painter.fillRect(QRectF(0, 0, layout.width, layout.height), _qcolor(pal.background))
+    painter.fillRect(QRectF(0, 0, layout.width, layout.height), qcolor(pal.background))
 
     def text(x, y, w, h, s, px, color, bold=False, align=None):
         painter.setFont(make_font(px, bold))
-        painter.setPen(_qcolor(color))
+        painter.setPen(qcolor(color))
         painter.drawText(
             QRectF(x, y, w, h), align if align is not None else (Qt.AlignLeft | Qt.AlignVCenter), s
         )
@@ -109,7 +109,7 @@ def paint_scene(
 def _paint_blocked_cell(painter, r, pal, cross: bool) -> None:
     from PySide6.QtCore import QLineF, Qt
 
-    painter.fillRect(r, _qcolor(pal.blocked))
+    painter.fillRect(r, qcolor(pal.blocked))
     side = min(r.width(), r.height())
     if side < 6:
         return
@@ -124,7 +124,7 @@ def _paint_blocked_cell(painter, r, pal, cross: bool) -> None:
     painter.drawLine(QLineF(x0, y0 + s, x0 + s, y0))
     if cross and side >= 14:
         painter.setFont(make_font(min(side * 0.45, 20)))
-        painter.setPen(_qcolor(pal.text))
+        painter.setPen(qcolor(pal.text))
         painter.drawText(r, Qt.AlignCenter, "×")
     painter.restore()
 
@@ -146,7 +146,7 @@ def _paint_panel(
         painter.save()
         painter.setRenderHint(painter.RenderHint.Antialiasing, True)
         painter.setPen(make_pen(theme.head_color(p.head), 3.0))
-        painter.setBrush(_qcolor(pal.panel))
+        painter.setBrush(qcolor(pal.panel))
         painter.drawRoundedRect(QRectF(fx, fy, fw, fh), 8, 8)
         painter.restore()
 
@@ -154,7 +154,7 @@ def _paint_panel(
     tx = g.x
     ty = g.title_y
     if p.head is not None:
-        painter.fillRect(QRectF(tx, ty + 5, 12, 12), _qcolor(theme.head_color(p.head)))
+        painter.fillRect(QRectF(tx, ty + 5, 12, 12), qcolor(theme.head_color(p.head)))
         tx += 18
     # rich text, so "W_O[1]" gets its subscript; vertically centred on the swatch
     draw_rich(painter, tx, ty + 1, p.title, PANEL_TITLE_PX, pal.text, True)
@@ -167,16 +167,16 @@ def _paint_panel(
         by = g.y - g.col_label_h - 22
         for start, stop, hd in p.col_blocks:
             r = QRectF(g.x + start * cell, by, (stop - start) * cell, 18)
-            painter.fillRect(r, _qcolor(theme.head_color(hd)))
+            painter.fillRect(r, qcolor(theme.head_color(hd)))
             name = f"{p.block_symbol}{sub(hd)}"
             if text_width(name, 12, True) < r.width() - 2:
                 painter.setFont(make_font(12, True))
-                painter.setPen(_qcolor("#ffffff"))
+                painter.setPen(qcolor("#ffffff"))
                 painter.drawText(r, Qt.AlignCenter, name)
 
     # column labels
     painter.setFont(label_font)
-    painter.setPen(_qcolor(pal.muted))
+    painter.setPen(qcolor(pal.muted))
     for j in range(0, nc, g.col_step):
         s = p.col_labels[j]
         cx = g.x + (j + 0.5) * cell
@@ -187,7 +187,7 @@ def _paint_panel(
             painter.drawText(
                 QRectF(0, -g.label_px * 0.7, g.col_label_h - 6, g.label_px * 1.4),
                 Qt.AlignLeft | Qt.AlignVCenter,
-                _elide(s, g.label_px, g.col_label_h - 6),
+                elide(s, g.label_px, g.col_label_h - 6),
             )
             painter.restore()
         else:
@@ -208,7 +208,7 @@ def _paint_panel(
         for i in range(0, nr, g.row_step):
             bold = p.query_row == i
             painter.setFont(make_font(g.label_px, bold))
-            painter.setPen(_qcolor(pal.text if bold else pal.muted))
+            painter.setPen(qcolor(pal.text if bold else pal.muted))
             painter.drawText(
                 QRectF(
                     g.x - gutter_w - 8,
@@ -217,7 +217,7 @@ def _paint_panel(
                     g.label_px * 2,
                 ),
                 Qt.AlignRight | Qt.AlignVCenter,
-                _elide(p.row_labels[i], g.label_px, gutter_w),
+                elide(p.row_labels[i], g.label_px, gutter_w),
             )
 
     # cells
@@ -244,7 +244,7 @@ def _paint_panel(
                 if blocked[i, j]:
                     _paint_blocked_cell(painter, r, pal, g.value_px > 0 or cell >= 14)
                 else:
-                    painter.fillRect(r, _qcolor(rgb[i, j]))
+                    painter.fillRect(r, qcolor(rgb[i, j]))
         painter.restore()
         if cell >= 12:  # thin separators make small matrices read like a table
             painter.save()
@@ -264,7 +264,7 @@ def _paint_panel(
                     if blocked[i, j]:
                         continue
                     r = QRectF(g.x + j * cell, g.y + i * cell, cell, cell)
-                    painter.setPen(_qcolor(theme.text_color_on(rgb[i, j])))
+                    painter.setPen(qcolor(theme.text_color_on(rgb[i, j])))
                     painter.drawText(r, Qt.AlignCenter, fmt.cell(float(p.matrix[i, j])))
 
     # column-block separators (concat) and marked block
@@ -314,7 +314,7 @@ def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> Non
         # top = high values
         v0 = hi - (hi - lo) * (k + 0.5) / steps
         rgb = theme.colors_for(np.array([v0]), row.levels, lut)[0]
-        painter.fillRect(QRectF(b.x, b.y + h * k / steps, BAR_WIDTH, h / steps + 0.5), _qcolor(rgb))
+        painter.fillRect(QRectF(b.x, b.y + h * k / steps, BAR_WIDTH, h / steps + 0.5), qcolor(rgb))
     painter.save()
     painter.setPen(make_pen(pal.grid))
     painter.setBrush(Qt.NoBrush)
@@ -322,9 +322,9 @@ def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> Non
     painter.setFont(make_font(TICK_PX))
     for v in _tick_values(row.kind, row.levels):
         yy = b.y + h * (hi - v) / (hi - lo)
-        painter.setPen(_qcolor(pal.muted))
+        painter.setPen(qcolor(pal.muted))
         painter.drawLine(QPointF(b.x + BAR_WIDTH, yy), QPointF(b.x + BAR_WIDTH + 4, yy))
-        painter.setPen(_qcolor(pal.text))
+        painter.setPen(qcolor(pal.text))
         painter.drawText(
             QRectF(b.x + BAR_WIDTH + 7, yy - TICK_PX, 70, TICK_PX * 2),
             Qt.AlignLeft | Qt.AlignVCenter,

@@ -7,7 +7,7 @@ its exported file look the same.
 
 from __future__ import annotations
 
-from mha_gui.export.text import _qcolor, make_font
+from mha_gui.export.text import make_font, qcolor
 
 
 def paint_text(painter, x, y, w, h, s, px, color, align=None, bold=False) -> None:
@@ -15,7 +15,7 @@ def paint_text(painter, x, y, w, h, s, px, color, align=None, bold=False) -> Non
     from PySide6.QtCore import QRectF, Qt
 
     painter.setFont(make_font(px, bold))
-    painter.setPen(_qcolor(color))
+    painter.setPen(qcolor(color))
     flags = align if align is not None else (Qt.AlignLeft | Qt.AlignVCenter)
     painter.drawText(QRectF(x, y, w, h), flags, s)
 
@@ -24,7 +24,7 @@ def make_pen(color: str, width: float = 1.0, dashed: bool = False):
     from PySide6.QtCore import Qt
     from PySide6.QtGui import QPen
 
-    pen = QPen(_qcolor(color))
+    pen = QPen(qcolor(color))
     pen.setWidthF(width)
     if dashed:
         pen.setStyle(Qt.PenStyle.DashLine)
@@ -51,7 +51,7 @@ def begin_paint(painter, drawing, pal, antialias: bool = True) -> None:
     if antialias:
         painter.setRenderHint(painter.RenderHint.Antialiasing, True)
     painter.setRenderHint(painter.RenderHint.TextAntialiasing, True)
-    painter.fillRect(QRectF(0, 0, drawing.width, drawing.height), _qcolor(pal.background))
+    painter.fillRect(QRectF(0, 0, drawing.width, drawing.height), qcolor(pal.background))
 
 
 def hatch(painter, rect, color: str, step: float, clip=None) -> None:
@@ -74,7 +74,7 @@ def paint_hatched(painter, x, y, w, h, pal) -> None:
     """A blocked box: the theme's blocked fill with diagonal hatching (as in the heatmaps)."""
     from PySide6.QtCore import QRectF
 
-    painter.fillRect(QRectF(x, y, w, h), _qcolor(pal.blocked))
+    painter.fillRect(QRectF(x, y, w, h), qcolor(pal.blocked))
     hatch(painter, QRectF(x, y, w, h), pal.hatch, 7.0)
 
 

@@ -54,7 +54,7 @@ def text_width(text: str, px: float, bold: bool = False) -> float:
     return fm.horizontalAdvance(text)
 
 
-def _qcolor(c):
+def qcolor(c):
     from PySide6.QtGui import QColor
 
     if isinstance(c, str):
@@ -130,7 +130,7 @@ def wrapped_height(text: str, px: float, width: float) -> float:
         painter.end()
 
 
-def _elide(text: str, px: float, width: float, bold: bool = False) -> str:
+def elide(text: str, px: float, width: float, bold: bool = False) -> str:
     if text_width(text, px, bold) <= width:
         return text
     while text and text_width(text + "…", px, bold) > width:

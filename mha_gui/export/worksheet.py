@@ -88,10 +88,10 @@ class _Pages:
     def _footer(self) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        from mha_gui.export.text import _qcolor, make_font
+        from mha_gui.export.text import make_font, qcolor
 
         self.p.setFont(make_font(7.5))
-        self.p.setPen(_qcolor(self.pal.muted))
+        self.p.setPen(qcolor(self.pal.muted))
         self.p.drawText(
             QRectF(MARGIN, PAGE_H - MARGIN + 10, PAGE_W - 2 * MARGIN, 12),
             Qt.AlignRight | Qt.AlignVCenter,
@@ -122,10 +122,10 @@ class _Pages:
         """Wrapped text drawn as it is (explanations: `e^0.707` must not be superscripted)."""
         from PySide6.QtCore import QRectF, Qt
 
-        from mha_gui.export.text import _qcolor, make_font
+        from mha_gui.export.text import make_font, qcolor
 
         self.p.setFont(make_font(px))
-        self.p.setPen(_qcolor(self.pal.muted))
+        self.p.setPen(qcolor(self.pal.muted))
         box = QRectF(MARGIN + 14, self.y, PAGE_W - 2 * MARGIN - 14, PAGE_H)
         flags = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
         used = self.p.boundingRect(box, flags, text)
@@ -135,9 +135,9 @@ class _Pages:
     def rule(self) -> None:
         from PySide6.QtCore import QPointF
 
-        from mha_gui.export.text import _qcolor
+        from mha_gui.export.text import qcolor
 
-        self.p.setPen(_qcolor(self.pal.grid))
+        self.p.setPen(qcolor(self.pal.grid))
         self.p.drawLine(QPointF(MARGIN, self.y), QPointF(PAGE_W - MARGIN, self.y))
         self.y += 8
 
@@ -196,14 +196,14 @@ class _Pages:
     def _paint_table(self, t: Table) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        from mha_gui.export.text import _qcolor, draw_rich, make_font
+        from mha_gui.export.text import draw_rich, make_font, qcolor
 
         lw, cw = _label_w(t), _cell_w(t)
         draw_rich(self.p, 0, 0, t.title, FONT_PX + 2.5, self.pal.text, True)
         top = ROW_H + 4
         font = make_font(FONT_PX)
         small = make_font(FONT_PX - 1)
-        muted, text, grid = (_qcolor(c) for c in (self.pal.muted, self.pal.text, self.pal.grid))
+        muted, text, grid = (qcolor(c) for c in (self.pal.muted, self.pal.text, self.pal.grid))
         self.p.setFont(small)
         self.p.setPen(muted)
         for j, label in enumerate(t.cols):

@@ -18,11 +18,11 @@ from mha_gui.engine.numbers import fixed_format, nice_peak, num, sub
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.primitives import begin_paint, hatched_outline, make_pen, paint_text
 from mha_gui.export.text import (
-    _elide,
-    _qcolor,
     draw_rich,
     draw_rich_wrapped,
+    elide,
     ensure_app,
+    qcolor,
     rich_width,
     text_width,
     wrapped_height,
@@ -240,13 +240,13 @@ class ContributionDrawing:
                     self.x0 + (h + 1) * self.col_w - m,
                     self.row_h,
                 ),
-                _qcolor(pal.panel),
+                qcolor(pal.panel),
             )
         # switched-off columns: greyed
         for i in nm.ablate:
             painter.fillRect(
                 QRectF(self.column_x(i), self.header_y, self.col_w, self.header_h + 4 + table_h),
-                _qcolor(pal.blocked),
+                qcolor(pal.blocked),
             )
         if (
             self.fmt.factor and self.value_px
@@ -291,14 +291,14 @@ class ContributionDrawing:
         if head is None:
             text = total_name(self.bias)
             paint_text(
-                painter, x + 6, y, w - 8, self.header_h, _elide(text, px, w - 8, True), px,
+                painter, x + 6, y, w - 8, self.header_h, elide(text, px, w - 8, True), px,
                 pal.text, bold=True,
             )  # fmt: skip
             return
         off = head in self.norms.ablate
         sw = min(12.0, px * 0.8)
         painter.fillRect(
-            QRectF(x + 6, y + (self.header_h - sw) / 2, sw, sw), _qcolor(theme.head_color(head))
+            QRectF(x + 6, y + (self.header_h - sw) / 2, sw, sw), qcolor(theme.head_color(head))
         )
         label = f"head {head}" + (" · off" if off else "")
         room = w - sw - 14
@@ -308,7 +308,7 @@ class ContributionDrawing:
             label = f"{head}" + (" off" if off else "")
         paint_text(
             painter, x + 10 + sw, y, w - sw - 12, self.header_h,
-            _elide(label, px, w - sw - 12, True), px,
+            elide(label, px, w - sw - 12, True), px,
             pal.muted if off else theme.head_text_color(head, theme_name), bold=True,
         )  # fmt: skip
 
@@ -323,7 +323,7 @@ class ContributionDrawing:
             px = min(LABEL_PX, rh * 0.5)
             paint_text(
                 painter, self.margin, y, self.label_w - 10, rh,
-                _elide(self.tokens[t], px, self.label_w - 10, bold), px,
+                elide(self.tokens[t], px, self.label_w - 10, bold), px,
                 pal.text if bold else pal.muted,
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, bold,
             )  # fmt: skip
@@ -342,7 +342,7 @@ class ContributionDrawing:
             if lost:
                 hatched_outline(painter, rect, pal)
             elif length > 0:
-                painter.fillRect(rect, _qcolor(colour))
+                painter.fillRect(rect, qcolor(colour))
             if self.value_px:
                 paint_text(
                     painter, x + length + 4, y, self.number_w + 4, rh,

@@ -15,7 +15,7 @@ import numpy as np
 
 from mha_gui import theme
 from mha_gui.export.primitives import begin_paint, outline, paint_text
-from mha_gui.export.text import _elide, _qcolor, ensure_app, make_font, text_width
+from mha_gui.export.text import elide, ensure_app, make_font, qcolor, text_width
 
 MARGIN = 24.0
 TITLE_PX, NOTE_PX, LABEL_PX, TOKEN_PX, TICK_PX = 22.0, 14.0, 14.0, 10.0, 12.0
@@ -40,7 +40,7 @@ def wrapped(painter, x: float, y: float, width: float, text: str, px: float, col
     box = QFontMetricsF(font).boundingRect(QRectF(0, 0, width, 10_000), flags, text)
     if painter is not None:
         painter.setFont(font)
-        painter.setPen(_qcolor(color))
+        painter.setPen(qcolor(color))
         painter.drawText(QRectF(x, y, width, box.height() + 2), flags, text)
     return box.height()
 
@@ -59,7 +59,7 @@ class ModelGridDrawing:
         self.n = n = len(maps.tokens)
         self.title = f"{info.name}: attention weights of every layer × head"
         self.note = (
-            f"{n} tokens: {_elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
+            f"{n} tokens: {elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
             f"queries, columns = keys, one colour scale 0–1 · the model's own weights"
             + (" · click a map to open that layer with that head inspected" if hint else "")
         )
@@ -233,7 +233,7 @@ class ModelGridDrawing:
             for c in range(self.n):
                 painter.fillRect(
                     QRectF(rect.left() + c * step, rect.top() + r * step, step + 0.05, step + 0.05),
-                    _qcolor(colours[r, c]),
+                    qcolor(colours[r, c]),
                 )
 
     def _token_axis(self, painter, pal, x: float, y: float, vertical: bool) -> None:
@@ -242,7 +242,7 @@ class ModelGridDrawing:
 
         step = self.cell / self.n
         for i, token in enumerate(self.maps.tokens):
-            label = _elide(token, TOKEN_PX, TOKEN_W - 6)
+            label = elide(token, TOKEN_PX, TOKEN_W - 6)
             if not vertical:
                 paint_text(painter, x, y + i * step, self.token_w, step, label, TOKEN_PX,
                            pal.muted, Qt.AlignRight | Qt.AlignVCenter)  # fmt: skip
@@ -262,7 +262,7 @@ class ModelGridDrawing:
         steps = 64
         for k in range(steps):
             rgb = theme.colors_for(np.array([1 - (k + 0.5) / steps]), (0.0, 1.0), lut)[0]
-            painter.fillRect(QRectF(x, y + h * k / steps, BAR_W, h / steps + 0.5), _qcolor(rgb))
+            painter.fillRect(QRectF(x, y + h * k / steps, BAR_W, h / steps + 0.5), qcolor(rgb))
         outline(painter, QRectF(x, y, BAR_W, h), pal.grid)
         for v in (0.0, 0.5, 1.0):
             paint_text(painter, x + BAR_W + 5, y + h * (1 - v) - TICK_PX, 40, TICK_PX * 2,

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from mha_gui import theme
 from mha_gui.engine.session import atomic_write
 from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
-from mha_gui.export.text import _qcolor
+from mha_gui.export.text import qcolor
 from mha_gui.views.settings.display_options import bind_display
 
 # The document's signals after which a view's numbers may differ.
@@ -135,7 +135,7 @@ class DrawingWidget(QWidget):
         if self.drawing is None:
             self._rebuild()
         painter = QPainter(self)
-        painter.fillRect(self.rect(), _qcolor(theme.palette(self.theme_name).background))
+        painter.fillRect(self.rect(), qcolor(theme.palette(self.theme_name).background))
         if self.drawing is not None:
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
             scale, dx, dy = self.transform()

@@ -22,10 +22,10 @@ from mha_gui.engine.stats import KvVariant, kv_variants
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.primitives import begin_paint, make_pen, paint_text
 from mha_gui.export.text import (
-    _qcolor,
     draw_rich,
     draw_rich_wrapped,
     ensure_app,
+    qcolor,
     rich_width,
     text_width,
     wrapped_height,
@@ -218,8 +218,8 @@ class KvCacheDrawing:
             rect = QRectF(
                 self.margin - inset, y + 2, self.width - 2 * self.margin + 2 * inset, ROW_H - 4
             )
-            painter.setBrush(_qcolor(pal.panel))
-            pen = QPen(_qcolor(pal.highlight))
+            painter.setBrush(qcolor(pal.panel))
+            pen = QPen(qcolor(pal.highlight))
             pen.setWidthF(2.0)
             painter.setPen(pen)
             painter.drawRoundedRect(rect, 6, 6)
@@ -243,7 +243,7 @@ class KvCacheDrawing:
              params_y, not self.stacked),
         ):  # fmt: skip
             length = width * value / top if top else 0.0
-            colour = _qcolor(pal.text if v.current else pal.muted)
+            colour = qcolor(pal.text if v.current else pal.muted)
             if solid:
                 painter.fillRect(QRectF(x, by, length, bar_h), colour)
             else:  # stacked: the parameters bar is an outline, so the two read apart
@@ -271,12 +271,12 @@ class KvCacheDrawing:
             gx1 = self.x_diagram + heads.stop * slot
             if v.h_kv < h:  # a band behind each group (MHA: every head is its own group)
                 painter.setPen(Qt.PenStyle.NoPen)
-                painter.setBrush(_qcolor(tints[g % 2]))
+                painter.setBrush(qcolor(tints[g % 2]))
                 painter.drawRoundedRect(QRectF(gx0 + 1, q_y - 4, gx1 - gx0 - 2, ROW_H - 18), 4, 4)
             centre = (gx0 + gx1) / 2
             box_w = max(s, min(gx1 - gx0 - 4, 46.0))
             # fan of lines from the group's query heads to its K/V head
-            pen = QPen(_qcolor(pal.muted))
+            pen = QPen(qcolor(pal.muted))
             pen.setWidthF(1.0 if slot >= 6 else 0.5)
             painter.setPen(pen)
             for i in heads:
@@ -284,7 +284,7 @@ class KvCacheDrawing:
                 painter.drawLine(QLineF(qx, q_y + s, centre, kv_y))
             box = QRectF(centre - box_w / 2, kv_y, box_w, box_h)
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(_qcolor(pal.text))
+            painter.setBrush(qcolor(pal.text))
             painter.drawRoundedRect(box, 3, 3)
             label = kv_name(g) if text_width(kv_name(g), 11, True) < box_w - 2 else str(g)
             if text_width(label, 11, True) < box_w - 2:
@@ -294,7 +294,7 @@ class KvCacheDrawing:
                 )  # fmt: skip
         for i in range(h):
             qx = self.x_diagram + (i + 0.5) * slot
-            painter.fillRect(QRectF(qx - s / 2, q_y, s, s), _qcolor(theme.head_color(i)))
+            painter.fillRect(QRectF(qx - s / 2, q_y, s, s), qcolor(theme.head_color(i)))
 
 
 def kv_cache_drawing(data, options: FigureOptions | None = None) -> KvCacheDrawing:

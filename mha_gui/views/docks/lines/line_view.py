@@ -20,7 +20,7 @@ from mha_gui.engine.numbers import num
 from mha_gui.engine.stage_panels import WEIGHTS_RANGES, check_weights_range
 from mha_gui.engine.token_lines import LineModel, token_lines
 from mha_gui.export.primitives import begin_paint, make_pen, paint_text
-from mha_gui.export.text import _elide, _qcolor, draw_rich, ensure_app, text_width
+from mha_gui.export.text import draw_rich, elide, ensure_app, qcolor, text_width
 from mha_gui.views.widgets.drawing_widget import NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.window.registry import FigureOptions, ViewSpec, register_view
 
@@ -229,7 +229,7 @@ class LinesDrawing:
             x0, x1 = (
                 (MARGIN, self.q_right + 6) if kind == "query" else (self.k_left - 6, WIDTH - MARGIN)
             )
-            painter.fillRect(QRectF(x0, self.rows_y + index * rh, x1 - x0, rh), _qcolor(pal.panel))
+            painter.fillRect(QRectF(x0, self.rows_y + index * rh, x1 - x0, rh), qcolor(pal.panel))
 
         # lines, weakest first
         painter.save()
@@ -254,7 +254,7 @@ class LinesDrawing:
             if j % self.label_step and not followed and not focus:
                 continue
             y = self.row_y(j) - label_h / 2
-            text = _elide(tok[j], self.px, self.label_w)
+            text = elide(tok[j], self.px, self.label_w)
             q_bold = followed or (focus and self.focus[0] == "query")
             k_bold = focus and self.focus[0] == "key"
             paint_text(
@@ -290,15 +290,15 @@ class LinesDrawing:
                     2.5 if i == self.inspected else 1.2,
                 )
             )
-            painter.setBrush(_qcolor(pal.panel if not off else pal.background))
+            painter.setBrush(qcolor(pal.panel if not off else pal.background))
             painter.drawRoundedRect(r, 6, 6)
             swatch = QRectF(x + 10, y + CHIP_H / 2 - 7, 14, 14)
             if off:
                 painter.setBrush(Qt.NoBrush)
-                painter.setPen(QPen(_qcolor(theme.head_color(i))))
+                painter.setPen(QPen(qcolor(theme.head_color(i))))
                 painter.drawRect(swatch)
             else:
-                painter.fillRect(swatch, _qcolor(theme.head_color(i)))
+                painter.fillRect(swatch, qcolor(theme.head_color(i)))
             painter.restore()
             color = pal.muted if off else theme.head_text_color(i, theme_name)
             paint_text(
