@@ -16,6 +16,7 @@ from mha_gui.engine.session import Session
 from mha_gui.engine.stages import STAGES
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
+from mha_gui.export.painter import painter_on, saved
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
 MARGIN = 42.0
@@ -39,8 +40,7 @@ def write_handout(
     pal = theme.palette("light")
     trace = session.run()
     writer = figure.pdf_writer(path, PAGE_W, PAGE_H, "Multi-head attention, stage by stage")
-    painter = _begin_painter(writer, path)
-    try:
+    with painter_on(writer, "PDF", path) as painter:
         unit = writer.resolution() / 72.0
         c = session.config
         for k, stage in enumerate(STAGES):
@@ -67,11 +67,10 @@ def write_handout(
             # the figure without its title block, page-wide, at most half the page tall
             lay = figure.layout_scene(scene, vector=True, header=False)
             s = min(inner / lay.width, (PAGE_H * 0.5) / lay.height)
-            painter.save()
-            painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
-            painter.scale(s, s)
-            figure.paint_scene(painter, lay, "light", colormap)
-            painter.restore()
+            with saved(painter):
+                painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
+                painter.scale(s, s)
+                figure.paint_scene(painter, lay, "light", colormap)
             y += lay.height * s + 14
             # matrices as numbers, flowed left to right while they fit the page
             mats = [
@@ -88,17 +87,6 @@ def write_handout(
                 Qt.AlignRight | Qt.AlignVCenter,
                 f"mha-gui · n={c.n}, d_model={c.d_model}, h={c.h} · page {k + 1} of 7",
             )
-    finally:
-        painter.end()
-
-
-def _begin_painter(writer, path):
-    from PySide6.QtGui import QPainter
-
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"could not write PDF to {path}")
-    return painter
 
 
 def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:

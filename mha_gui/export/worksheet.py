@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from mha_gui import theme
 from mha_gui.engine.session import Session, atomic_write
+from mha_gui.export.painter import painter_on, saved
 from mha_gui.export.worksheet_plan import Sheet, Table, plan_worksheets
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
@@ -33,7 +34,7 @@ def write_worksheet(path, session: Session, stage, blanks: int, seed: int, stude
 def paint_worksheets(path, sheets: list[Sheet]) -> None:
     """Question pages of every sheet, then one answer-key page per sheet."""
     from PySide6.QtCore import QMarginsF
-    from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
+    from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter
 
     from mha_gui.export.text import ensure_app
 
@@ -49,17 +50,12 @@ def paint_worksheets(path, sheets: list[Sheet]) -> None:
             QMarginsF(0, 0, 0, 0),
         )
     )
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"could not write PDF to {path}")
-    pages = _Pages(writer, painter, len(sheets))
-    try:
+    with painter_on(writer, "PDF", path) as painter:
+        pages = _Pages(writer, painter, len(sheets))
         for sheet in sheets:
             pages.question(sheet)
         for sheet in sheets:
             pages.answers(sheet)
-    finally:
-        painter.end()
 
 
 class _Pages:
@@ -184,11 +180,10 @@ class _Pages:
             if self.y + h > PAGE_H - MARGIN:
                 self.room(h, again)
                 x, line_h = MARGIN, 0.0
-            self.p.save()
-            self.p.translate(x, self.y)
-            self.p.scale(s, s)
-            self._paint_table(t)
-            self.p.restore()
+            with saved(self.p):
+                self.p.translate(x, self.y)
+                self.p.scale(s, s)
+                self._paint_table(t)
             x += w + 22
             line_h = max(line_h, h)
         self.y += line_h + 8

@@ -13,6 +13,7 @@ import numpy as np
 
 from mha_gui import theme
 from mha_gui.engine.numbers import minus, nice_peak, num, sub
+from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.neuron_layout import (
     CELL_H,
     EXPLICIT_SUM_MAX,
@@ -30,7 +31,8 @@ from mha_gui.export.figures.neuron_layout import (
     WEIGHT_W,
     NeuronLayout,
 )
-from mha_gui.export.primitives import begin_paint, make_pen, outline, paint_hatched, paint_text
+from mha_gui.export.painter import saved
+from mha_gui.export.primitives import make_pen, outline, page, paint_hatched, paint_text
 from mha_gui.export.text import draw_rich, elide, make_font, qcolor
 
 
@@ -40,13 +42,12 @@ class NeuronDrawing(NeuronLayout):
     # ----------------------------------------------------------------- painting ----
     def paint(self, painter, theme_name: str, colormap: str) -> None:
         pal = theme.palette(theme_name)
-        begin_paint(painter, self, pal)
-        self._paint_header(painter, pal, theme_name)
-        self._paint_vectors(painter, pal, colormap)
-        self._paint_waterfall(painter, pal, colormap)
-        self._paint_equation(painter, pal)
-        self._paint_keys(painter, pal, colormap, theme_name)
-        painter.restore()
+        with page(painter, self, pal):
+            self._paint_header(painter, pal, theme_name)
+            self._paint_vectors(painter, pal, colormap)
+            self._paint_waterfall(painter, pal, colormap)
+            self._paint_equation(painter, pal)
+            self._paint_keys(painter, pal, colormap, theme_name)
 
     def _paint_header(self, painter, pal, theme_name) -> None:
         from PySide6.QtCore import QRectF
@@ -182,30 +183,31 @@ class NeuronDrawing(NeuronLayout):
             "up to dimension d", NOTE_PX, pal.muted, right,
         )  # fmt: skip
         paint_text(painter, MARGIN, zero - 10, GUTTER - 14, 20, "0", NOTE_PX, pal.muted, right)
-        painter.save()
-        painter.setPen(make_pen(pal.muted))
-        painter.drawLine(QLineF(self.x0 - 6, zero, self.sum_x + SUM_W, zero))
-        rgb = theme.colors_for(nu.products, self.p_levels, lut)
-        cw = self.cw
-        edge = make_pen(pal.muted, 0.8)
-        link = make_pen(pal.muted, 0.8, dashed=True)
-        for d in range(nu.d_k):
-            y0, y1 = sorted((ymap(starts[d]), ymap(cum[d])))
-            r = QRectF(self.x0 + d * cw + cw * 0.12, y0, max(cw * 0.76, 0.5), max(y1 - y0, 0.8))
-            painter.fillRect(r, qcolor(rgb[d]))
-            if cw >= 6:
-                painter.setPen(edge)
-                painter.setBrush(Qt.NoBrush)
-                painter.drawRect(r)
-            if cw >= 8:  # the next bar starts where this one ends
-                painter.setPen(link)
-                end = self.x0 + (d + 1) * cw + cw * 0.12 if d + 1 < nu.d_k else self.sum_x
-                painter.drawLine(QLineF(r.right(), ymap(cum[d]), end, ymap(cum[d])))
-        # Σ: the whole sum as one bar from zero
-        y0, y1 = sorted((ymap(0.0), ymap(nu.dot)))
-        bar = QRectF(self.sum_x + SUM_W * 0.25, y0, SUM_W * 0.5, max(y1 - y0, 1.0))
-        painter.fillRect(bar, qcolor(theme.colors_for(np.array([nu.dot]), self.p_levels, lut)[0]))
-        painter.restore()
+        with saved(painter):
+            painter.setPen(make_pen(pal.muted))
+            painter.drawLine(QLineF(self.x0 - 6, zero, self.sum_x + SUM_W, zero))
+            rgb = theme.colors_for(nu.products, self.p_levels, lut)
+            cw = self.cw
+            edge = make_pen(pal.muted, 0.8)
+            link = make_pen(pal.muted, 0.8, dashed=True)
+            for d in range(nu.d_k):
+                y0, y1 = sorted((ymap(starts[d]), ymap(cum[d])))
+                r = QRectF(self.x0 + d * cw + cw * 0.12, y0, max(cw * 0.76, 0.5), max(y1 - y0, 0.8))
+                painter.fillRect(r, qcolor(rgb[d]))
+                if cw >= 6:
+                    painter.setPen(edge)
+                    painter.setBrush(Qt.NoBrush)
+                    painter.drawRect(r)
+                if cw >= 8:  # the next bar starts where this one ends
+                    painter.setPen(link)
+                    end = self.x0 + (d + 1) * cw + cw * 0.12 if d + 1 < nu.d_k else self.sum_x
+                    painter.drawLine(QLineF(r.right(), ymap(cum[d]), end, ymap(cum[d])))
+            # Σ: the whole sum as one bar from zero
+            y0, y1 = sorted((ymap(0.0), ymap(nu.dot)))
+            bar = QRectF(self.sum_x + SUM_W * 0.25, y0, SUM_W * 0.5, max(y1 - y0, 1.0))
+            painter.fillRect(
+                bar, qcolor(theme.colors_for(np.array([nu.dot]), self.p_levels, lut)[0])
+            )
         outline(painter, bar, pal.text, 1.5)
         below = nu.dot < 0
         paint_text(
@@ -353,3 +355,8 @@ class NeuronDrawing(NeuronLayout):
                 "blocked by the mask: score −∞, weight 0", NOTE_PX, pal.text,
             )  # fmt: skip
         del theme_name
+
+
+def neuron_drawing(data, options: FigureOptions) -> NeuronDrawing:
+    """`--view neuron`: options.head / query / key (None: the strongest key)."""
+    return NeuronDrawing(data, options.head, options.query, options.key, options.weights_range)

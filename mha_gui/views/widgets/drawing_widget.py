@@ -26,11 +26,15 @@ from PySide6.QtWidgets import (
 from mha_gui import theme
 from mha_gui.engine.session import atomic_write
 from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
+from mha_gui.export.painter import painter_on
 from mha_gui.export.text import qcolor
 from mha_gui.views.settings.display_options import bind_display
 
 # The document's signals after which a view's numbers may differ.
 NUMBER_SIGNALS = ("traceChanged", "tokensChanged", "shapeChanged", "configChanged", "maskChanged")
+# The display settings a figure follows (a figure prints its numbers whenever there is
+# room, so "show values" is not one of them).
+FIGURE_SETTINGS = ("theme", "colormap", "zoom")
 
 
 def follow_numbers(document, slot, signals: tuple[str, ...] = NUMBER_SIGNALS) -> None:
@@ -87,12 +91,15 @@ class DrawingWidget(QWidget):
             self._stale = False
             self._timer.start()
 
-    def follow(self, signals: tuple[str, ...], settings=None) -> None:
+    def follow(
+        self, signals: tuple[str, ...], settings=None, display: tuple[str, ...] = FIGURE_SETTINGS
+    ) -> None:
         """Rebuild after each of the document's `signals` (names, e.g. NUMBER_SIGNALS) and
-        follow the display settings (settings may be None, e.g. in tests)."""
+        follow the display settings `display` through this widget's `set_<name>`
+        methods (settings may be None, e.g. in tests)."""
         follow_numbers(self.document, self.refresh, signals)
         if settings is not None:
-            bind_display(self, settings)
+            bind_display(self, settings, display)
 
     # ---------------------------------------------------------- display settings --
     def set_theme(self, name: str) -> None:
@@ -107,9 +114,6 @@ class DrawingWidget(QWidget):
     def set_zoom(self, factor: float) -> None:
         self.zoom = float(factor)
         self.refresh()
-
-    def set_show_values(self, show: bool) -> None:
-        """Drawings print their numbers whenever there is room; nothing to switch."""
 
     # ----------------------------------------------------------------- painting ---
     def _rebuild(self) -> None:
@@ -134,15 +138,14 @@ class DrawingWidget(QWidget):
     def paintEvent(self, _event):
         if self.drawing is None:
             self._rebuild()
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), qcolor(theme.palette(self.theme_name).background))
-        if self.drawing is not None:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            scale, dx, dy = self.transform()
-            painter.translate(dx, dy)
-            painter.scale(scale, scale)
-            self.drawing.paint(painter, self.theme_name, self.colormap)
-        painter.end()
+        with painter_on(self) as painter:
+            painter.fillRect(self.rect(), qcolor(theme.palette(self.theme_name).background))
+            if self.drawing is not None:
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+                scale, dx, dy = self.transform()
+                painter.translate(dx, dy)
+                painter.scale(scale, scale)
+                self.drawing.paint(painter, self.theme_name, self.colormap)
 
     def sizeHint(self) -> QSize:
         if self.drawing is None:

@@ -50,7 +50,6 @@ class ExercisePanel(QWidget):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
-        self.setObjectName("exercisePanel")
         self.document = document
         self.exercise: Exercise | None = None
         self.rows: list[dict] = []
@@ -359,15 +358,7 @@ def _toggle(window) -> None:
             dock.hide()
 
 
-register_view(
-    ViewSpec(
-        name="exercise",
-        title="Exercise",
-        object_name="exercisePanel",
-        create=lambda document, settings: ExercisePanel(document, settings),
-        area="right",
-    )
-)
+register_view(ViewSpec("exercise", ExercisePanel, "exercisePanel", "Exercise"))
 register_action(
     ActionSpec(
         menu="View",

@@ -1,21 +1,19 @@
-"""The figures of the A/B snapshot and of the identities: what they print and colour."""
+"""The A/B snapshot's figure (export/figures/difference.py): what it prints and colours."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mha_gui.engine import identities as ids
 from mha_gui.engine.difference import DifferenceData
 from mha_gui.engine.presets import load_preset
-from mha_gui.export.difference import (
+from mha_gui.export.drawing import write_drawing
+from mha_gui.export.figures.difference import (
     change_text,
     difference_figure,
     difference_scene,
-    identity_figure,
     largest_changes,
 )
-from mha_gui.export.drawing import write_drawing
 
 
 @pytest.fixture
@@ -68,13 +66,3 @@ def test_the_difference_figure_is_written(pair, tmp_path):
         write_drawing(out, difference_figure(now, then, "weights"))
         assert out.stat().st_size > 1000
     assert "ΔA" in (tmp_path / "d.svg").read_text()
-
-
-@pytest.mark.parametrize("preset", ["toy", "gqa", "mqa", "causal-6x16"])
-def test_every_identity_draws_and_says_its_difference(preset, tmp_path):
-    s = load_preset(preset)
-    for identity in ids.all_identities(s, head=0, query=min(2, s.config.n - 1)):
-        fig = identity_figure(identity, s.tokens)
-        assert "max|left − right|" in fig.layout.scene.info
-        assert "NOT EQUAL" not in fig.layout.scene.info
-        write_drawing(tmp_path / f"{identity.name}.png", fig, width=400)
