@@ -125,6 +125,17 @@ def test_unknown_view_names_the_identity_figures_too(capsys, tmp_path):
     refused(capsys, tmp_path, "--view", "identity", match="identity-packed, identity-permute")
 
 
+@pytest.mark.parametrize("name", ["packed", "split", "permute", "scale", "shift"])
+def test_every_identity_figure_of_a_one_token_layer(capsys, tmp_path, name):
+    """n = 1: a 1 × d_k row of Q is not a row of keys (before: a traceback, IndexError)."""
+    out = tmp_path / f"{name}.png"
+    code, _, err = run(
+        capsys, "export", "--preset", "random", "--tokens", "1", "--view", f"identity-{name}",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0 and Image.open(out).size[0] > 400, err
+
+
 # Every name `--view` accepts, with what it needs besides the session.
 VIEW_ARGS = {
     "contributions": ["--ablate", "1"],

@@ -4,7 +4,8 @@ sides of an identity checked on the session's numbers, and its verdict.
 `identity_on(name, session)` computes identity NAME (engine/identities.py) as its window
 opens: W^Q packed, the heads reversed, the shift of head 0's scores on row 0 with c = 5;
 `identity_figure` lays it out as a stage figure (rows of panels, one colour scale per
-scale group).
+scale group). Each row of panels is labelled by what its axes are: tokens for rows of n,
+keys for a single row of n scores or weights, indices otherwise.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def identity_scene(identity: Identity, tokens: list[str]) -> Scene:
         for p in row.parts:
             nr, nc = p.matrix.shape
             labels = list(tokens) if nr == len(tokens) else [str(i) for i in range(nr)]
-            if nr == 1:  # one row of scores or weights: its columns are the keys
+            if nr == 1 and nc == len(tokens):  # one row of scores or weights: keys
                 labels, columns = [""], list(tokens)
             elif p.blocks:
                 width = nc // p.blocks

@@ -25,6 +25,7 @@ from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.contributions import Cell, ContributionDrawing, contribution_drawing
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
 from mha_gui.views.widgets.flow_layout import FlowLayout
+from mha_gui.views.widgets.retire import retire
 from mha_gui.views.window.registry import ViewSpec, register_view
 
 
@@ -62,7 +63,9 @@ class ContributionCanvas(DrawingWidget):
 
 
 class ContributionView(QWidget):
-    """The dock: switches `ablate.i` (checked = head i off) above the bar table."""
+    """The dock: switches `ablate.i` (checked = head i off) above the bar table. The
+    switches follow the configuration whether the dock is shown or not: there is one per
+    head of the layer, never one for a head it no longer has."""
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
@@ -104,11 +107,12 @@ class ContributionView(QWidget):
             box.setText(f"head {i}" + (" (off)" if i in off else ""))
 
     def _rebuild_boxes(self, h: int) -> None:
-        for box in self.boxes:
+        """One box per head: the boxes of heads the layer lost are gone at once."""
+        for box in self.boxes[h:]:
             self.flow.removeWidget(box)
-            box.deleteLater()
-        self.boxes = []
-        for i in range(h):
+            retire(box)
+        self.boxes = self.boxes[:h]
+        for i in range(len(self.boxes), h):
             box = QCheckBox(f"head {i}", self.flow_host)
             box.setObjectName(f"ablate.{i}")
             box.setToolTip(
@@ -129,7 +133,8 @@ class ContributionView(QWidget):
 
     def _switch(self, head: int, off: bool) -> None:
         try:
-            self.document.set_ablated(head, bool(off))
+            if head < self.document.config.h:  # a box is never older than the layer
+                self.document.set_ablated(head, bool(off))
         finally:
             self.sync()  # the box shows what the document holds, whatever happened
 

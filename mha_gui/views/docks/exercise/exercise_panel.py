@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from mha_gui.engine.exercises import Exercise, make_exercise
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
+from mha_gui.views.widgets.retire import retire
 from mha_gui.views.window.registry import ActionSpec, ViewSpec, register_action, register_view
 
 RIGHT, WRONG = "#1b7f2a", "#c62828"  # readable on light and dark backgrounds
@@ -240,10 +241,11 @@ class ExercisePanel(QWidget):
             )
 
     def _clear_rows(self) -> None:
+        """The blanks' lines go at once: no Check button outlives its blank."""
         for row in self.rows:
             for w in row["widgets"]:
                 self.grid.removeWidget(w)
-                w.deleteLater()
+                retire(w)
         self.rows = []
 
     def check(self, i: int) -> bool | None:
