@@ -131,13 +131,3 @@ def _paint_on(device, kind: str, path, drawing, theme_name, colormap, scale: flo
 
 
 WRITERS = {".png": write_drawing_png, ".svg": write_drawing_svg, ".pdf": write_drawing_pdf}
-
-
-def write_drawing(path, drawing: Drawing, **kw) -> None:
-    """Write `drawing` in the format of `path`'s suffix (.png .svg .pdf)."""
-    from pathlib import Path
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in WRITERS:
-        raise ValueError(f"a figure is written as {', '.join(FIGURE_SUFFIXES)}, not {suffix!r}")
-    WRITERS[suffix](path, drawing, **kw)

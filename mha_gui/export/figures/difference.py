@@ -119,15 +119,6 @@ class _ViewOnly:
         self.view = ViewState(0, head, 0)
 
 
-def largest_changes(scene: Scene) -> dict[str, float]:
-    """Panel title (before ' · max') → its largest change (what the titles print)."""
-    return {
-        p.title.split(" · max")[0]: finite_changes(p.matrix, p.blocked)
-        for row in scene.rows
-        for p in row.panels
-    }
-
-
 def difference_figure(
     now,
     then,

@@ -82,12 +82,6 @@ class TargetGrid(QWidget):
         c = min(n - 1, int((x - g.left()) / g.width() * n))
         return r, c
 
-    def cell_centre(self, r: int, c: int):
-        """Where cell (r, c) is drawn (for tests that click it)."""
-        n = self.matrix.shape[0]
-        g = self._grid
-        return g.left() + (c + 0.5) * g.width() / n, g.top() + (r + 0.5) * g.height() / n
-
     def mousePressEvent(self, event):
         if not self.editable:
             return
