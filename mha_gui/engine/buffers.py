@@ -61,11 +61,6 @@ def _give_back(block: np.ndarray) -> None:
             _idle_bytes += block.nbytes
 
 
-def idle_bytes() -> int:
-    """Memory held for reuse right now (no array uses it)."""
-    return _idle_bytes
-
-
 def release() -> None:
     """Return every idle block to the system."""
     global _idle_bytes

@@ -80,13 +80,6 @@ def stage_cells(session: Session, stage, trace=None) -> tuple[list[Cell], Number
     return cells, view.fmt
 
 
-def pick_cells(session: Session, stage, blanks: int, seed: int, trace=None) -> list[Cell]:
-    """`blanks` cells of the stage chosen by `seed` (reproducible), in reading order."""
-    s = as_stage(stage)
-    cells, _ = stage_cells(session, s, trace)
-    return _pick(cells, s, blanks, seed)
-
-
 def _pick(cells: list[Cell], stage: Stage, blanks, seed) -> list[Cell]:
     if isinstance(blanks, bool) or not isinstance(blanks, numbers.Integral) or blanks < 1:
         raise ValueError(f"the number of blanks must be a whole number ≥ 1, got {blanks!r}")

@@ -1,7 +1,7 @@
 """What an identity demonstration returns (engine/identities.py), and the reshapes it uses.
 
 An `Identity` is a statement, the matrices of both sides grouped in `PartRow`s for a
-figure (export/difference.py paints them) and its `Check`s: the largest |left − right|
+figure (export/figures/identities.py paints them) and its `Check`s: the largest |left − right|
 of each comparison (`compare`). No Qt here.
 """
 

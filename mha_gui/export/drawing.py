@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from mha_gui import theme
-from mha_gui.export.text import _qcolor, ensure_app
+from mha_gui.export.painter import painter_on
+from mha_gui.export.text import ensure_app, qcolor
 
 DEFAULT_PNG_WIDTH = 1600
 PNG_DPI = 192  # "2×" of a 96-dpi screen: a 1600 px figure is about 8.3 in wide
@@ -54,23 +55,20 @@ def render_drawing(
     colormap: str = theme.DEFAULT_COLORMAP,
 ):
     """The drawing as a QImage `width` px wide (default 1600), DPI metadata set."""
-    from PySide6.QtGui import QImage, QPainter
+    from PySide6.QtGui import QImage
 
     ensure_app()
     w = int(width or DEFAULT_PNG_WIDTH)
     scale = w / drawing.width
     h = max(1, int(math.ceil(drawing.height * scale)))
     img = QImage(w, h, QImage.Format.Format_RGB32)
-    img.fill(_qcolor(theme.palette(theme_name).background))
+    img.fill(qcolor(theme.palette(theme_name).background))
     dpm = int(round(PNG_DPI / 0.0254))
     img.setDotsPerMeterX(dpm)
     img.setDotsPerMeterY(dpm)
-    painter = QPainter(img)
-    try:
+    with painter_on(img) as painter:
         painter.scale(scale, scale)
         drawing.paint(painter, theme_name, colormap)
-    finally:
-        painter.end()
     return img
 
 
@@ -127,26 +125,9 @@ def write_drawing_pdf(path, drawing: Drawing, *, width=None, theme_name="light",
 
 def _paint_on(device, kind: str, path, drawing, theme_name, colormap, scale: float = 1.0) -> None:
     """Paint a drawing on a vector device (SVG generator, PDF writer)."""
-    from PySide6.QtGui import QPainter
-
-    painter = QPainter()
-    if not painter.begin(device):
-        raise OSError(f"could not write {kind} to {path}")
-    try:
+    with painter_on(device, kind, path) as painter:
         painter.scale(scale, scale)
         drawing.paint(painter, theme_name, colormap)
-    finally:
-        painter.end()
 
 
 WRITERS = {".png": write_drawing_png, ".svg": write_drawing_svg, ".pdf": write_drawing_pdf}
-
-
-def write_drawing(path, drawing: Drawing, **kw) -> None:
-    """Write `drawing` in the format of `path`'s suffix (.png .svg .pdf)."""
-    from pathlib import Path
-
-    suffix = Path(path).suffix.lower()
-    if suffix not in WRITERS:
-        raise ValueError(f"a figure is written as {', '.join(FIGURE_SUFFIXES)}, not {suffix!r}")
-    WRITERS[suffix](path, drawing, **kw)

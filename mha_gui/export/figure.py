@@ -48,11 +48,11 @@ from mha_gui.export.layout import (
 from mha_gui.export.painting import paint_scene
 from mha_gui.export.scene import Panel, PanelRow, Scene, build_scene
 from mha_gui.export.text import (
-    _qcolor,
     draw_rich,
     draw_rich_wrapped,
     ensure_app,
     make_font,
+    qcolor,
     rich_width,
     text_width,
 )
@@ -70,7 +70,7 @@ __all__ = [  # what the handout, the GIF, the window and the tests use from here
     "PanelRow",
     "Scene",
     "_bar_extent",
-    "_qcolor",
+    "qcolor",
     "_tick_values",
     "build_scene",
     "draw_rich",

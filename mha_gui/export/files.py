@@ -112,7 +112,7 @@ def export_to(
     so theme='dark' with handout=True is refused (ValueError) rather than ignored.
     `head=I` shows only head I; `query=J` outlines query row J. `width` is the PNG/GIF
     width in pixels (default 1600 for PNG, 1200 for GIF) or the SVG's nominal width.
-    `view` other than "stage" writes that registered view's figure (views/window/registry.py;
+    `view` other than "stage" writes that figure (export/figures/registry.py;
     .png/.svg/.pdf only) with `key`, `against` and the stage/head/query;
     `weights_range` ("fixed", "head", "row") is what the weights' colours show.
     `extra` goes to the view's FigureOptions.extra (e.g. the model view's folder and text).
@@ -192,12 +192,12 @@ def _export_view(session, target: Path, view: str, options, **kw) -> Path:
     """A registered view's figure (the neuron view, token lines, …) as PNG/SVG/PDF."""
     from mha_gui.engine.stage_panels import SessionData
     from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS
-    from mha_gui.views.window.registry import view_drawing
+    from mha_gui.export.figures.registry import draw_figure
 
     suffix = target.suffix.lower()
     if suffix not in FIGURE_SUFFIXES:
         raise ValueError(f"--view {view} writes a figure: use {', '.join(FIGURE_SUFFIXES)}")
-    drawing = view_drawing(view, SessionData(session), options)
+    drawing = draw_figure(view, SessionData(session), options)
     return atomic_write(target, lambda tmp: _checked(WRITERS[suffix], tmp, drawing, **kw))
 
 

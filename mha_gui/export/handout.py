@@ -16,6 +16,7 @@ from mha_gui.engine.session import Session
 from mha_gui.engine.stages import STAGES
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
+from mha_gui.export.painter import painter_on, saved
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
 MARGIN = 42.0
@@ -39,8 +40,7 @@ def write_handout(
     pal = theme.palette("light")
     trace = session.run()
     writer = figure.pdf_writer(path, PAGE_W, PAGE_H, "Multi-head attention, stage by stage")
-    painter = _begin_painter(writer, path)
-    try:
+    with painter_on(writer, "PDF", path) as painter:
         unit = writer.resolution() / 72.0
         c = session.config
         for k, stage in enumerate(STAGES):
@@ -48,7 +48,7 @@ def write_handout(
                 writer.newPage()
             painter.resetTransform()
             painter.scale(unit, unit)
-            painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure._qcolor(pal.background))
+            painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure.qcolor(pal.background))
             scene = figure.build_scene(
                 session, stage, head=head, query=query, trace=trace, weights_range=weights_range
             )
@@ -67,11 +67,10 @@ def write_handout(
             # the figure without its title block, page-wide, at most half the page tall
             lay = figure.layout_scene(scene, vector=True, header=False)
             s = min(inner / lay.width, (PAGE_H * 0.5) / lay.height)
-            painter.save()
-            painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
-            painter.scale(s, s)
-            figure.paint_scene(painter, lay, "light", colormap)
-            painter.restore()
+            with saved(painter):
+                painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
+                painter.scale(s, s)
+                figure.paint_scene(painter, lay, "light", colormap)
             y += lay.height * s + 14
             # matrices as numbers, flowed left to right while they fit the page
             mats = [
@@ -82,23 +81,12 @@ def write_handout(
             kind = "weights" if stage.name == "weights" else "values"
             y = _tables(painter, mats, y, pal, decimals, kind)
             painter.setFont(figure.make_font(8))
-            painter.setPen(figure._qcolor(pal.muted))
+            painter.setPen(figure.qcolor(pal.muted))
             painter.drawText(
                 QRectF(MARGIN, PAGE_H - MARGIN + 8, inner, 14),
                 Qt.AlignRight | Qt.AlignVCenter,
                 f"mha-gui · n={c.n}, d_model={c.d_model}, h={c.h} · page {k + 1} of 7",
             )
-    finally:
-        painter.end()
-
-
-def _begin_painter(writer, path):
-    from PySide6.QtGui import QPainter
-
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"could not write PDF to {path}")
-    return painter
 
 
 def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
@@ -136,11 +124,11 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
         painter.setFont(figure.make_font(px))
         for i, r in enumerate(texts):
             yy = y + cell_h * (i + 1) + 2
-            painter.setPen(figure._qcolor(pal.muted))
+            painter.setPen(figure.qcolor(pal.muted))
             painter.drawText(
                 QRectF(x, yy, lw - 4, cell_h), Qt.AlignRight | Qt.AlignVCenter, rows[i][:12]
             )
-            painter.setPen(figure._qcolor(pal.text))
+            painter.setPen(figure.qcolor(pal.text))
             for j, t in enumerate(r):
                 painter.drawText(
                     QRectF(x + lw + j * cw, yy, cw - 3, cell_h), Qt.AlignRight | Qt.AlignVCenter, t
@@ -150,7 +138,7 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
     y += line_h
     if skipped:
         painter.setFont(figure.make_font(8))
-        painter.setPen(figure._qcolor(pal.muted))
+        painter.setPen(figure.qcolor(pal.muted))
         painter.drawText(
             QRectF(MARGIN, y + 4, PAGE_W - 2 * MARGIN, 12),
             Qt.AlignLeft | Qt.AlignVCenter,

@@ -12,6 +12,7 @@ import re
 import sys
 
 from mha_gui.engine.numbers import minus
+from mha_gui.export.painter import painter_on, saved
 
 FONT_FAMILY = "DejaVu Sans"
 
@@ -54,7 +55,7 @@ def text_width(text: str, px: float, bold: bool = False) -> float:
     return fm.horizontalAdvance(text)
 
 
-def _qcolor(c):
+def qcolor(c):
     from PySide6.QtGui import QColor
 
     if isinstance(c, str):
@@ -94,10 +95,9 @@ def _rich_doc(text: str, px: float, color: str, bold: bool = False, width: float
 
 
 def _paint_doc(painter, doc, x: float, y: float) -> None:
-    painter.save()
-    painter.translate(x, y)
-    doc.drawContents(painter)
-    painter.restore()
+    with saved(painter):
+        painter.translate(x, y)
+        doc.drawContents(painter)
 
 
 def rich_width(text: str, px: float, bold: bool = False) -> float:
@@ -109,28 +109,43 @@ def draw_rich(painter, x: float, y: float, text: str, px: float, color: str, bol
 
 
 def draw_rich_wrapped(
-    painter, x: float, y: float, width: float, text: str, px: float, color: str
+    painter, x: float, y: float, width: float, text: str, px: float, color: str, bold=False
 ) -> float:
     """Rich text (`W_O`, `d_model` get their subscripts) wrapped to `width`; returns
     the height used."""
-    doc = _rich_doc(text, px, color, width=width)
+    doc = _rich_doc(text, px, color, bold, width=width)
     _paint_doc(painter, doc, x, y)
     return doc.size().height()
 
 
-def wrapped_height(text: str, px: float, width: float) -> float:
+def wrapped_height(text: str, px: float, width: float, bold: bool = False) -> float:
     """The height `draw_rich_wrapped` takes for `text` at `width` (measured on a QPicture)."""
-    from PySide6.QtGui import QPainter, QPicture
+    from PySide6.QtGui import QPicture
 
     picture = QPicture()
-    painter = QPainter(picture)
-    try:
-        return draw_rich_wrapped(painter, 0, 0, width, text, px, "#000000")
-    finally:
-        painter.end()
+    with painter_on(picture) as painter:
+        return draw_rich_wrapped(painter, 0, 0, width, text, px, "#000000", bold)
 
 
-def _elide(text: str, px: float, width: float, bold: bool = False) -> str:
+def draw_plain_wrapped(
+    painter, x: float, y: float, width: float, text: str, px: float, color: str, bold=False
+) -> float:
+    """Plain text (a token or a path may hold `<`, `_` or `^`: printed as they are)
+    wrapped to `width`; returns its height. With painter None it is only measured."""
+    from PySide6.QtCore import QRectF, Qt
+    from PySide6.QtGui import QFontMetricsF
+
+    flags = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
+    font = make_font(px, bold)
+    box = QFontMetricsF(font).boundingRect(QRectF(0, 0, width, 10_000), flags, text)
+    if painter is not None:
+        painter.setFont(font)
+        painter.setPen(qcolor(color))
+        painter.drawText(QRectF(x, y, width, box.height() + 2), flags, text)
+    return box.height()
+
+
+def elide(text: str, px: float, width: float, bold: bool = False) -> str:
     if text_width(text, px, bold) <= width:
         return text
     while text and text_width(text + "…", px, bold) > width:

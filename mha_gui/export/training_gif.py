@@ -18,6 +18,7 @@ from mha_gui.engine.numbers import num
 from mha_gui.engine.session import atomic_write
 from mha_gui.engine.stage_panels import stage_format
 from mha_gui.export.animation import qimage_to_pil, save_gif
+from mha_gui.export.painter import painter_on, saved
 
 FRAME_SIZE = (960, 400)
 
@@ -60,10 +61,9 @@ def paint_grid(
         colours = np.where(blocked[..., None], _rgb(palette.blocked), colours)
     rgb = np.ascontiguousarray(colours, dtype=np.uint8)
     image = QImage(rgb.data, n, n, 3 * n, QImage.Format.Format_RGB888)
-    p.save()
-    p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
-    p.drawImage(grid, image)  # one image, however large n is
-    p.restore()
+    with saved(p):
+        p.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, False)
+        p.drawImage(grid, image)  # one image, however large n is
     if values and cell >= 22:
         fmt = stage_format("weights", (0.0, 1.0))  # as the weights panels print them
         value_font = QFont(font)
@@ -166,48 +166,53 @@ def training_frame(
     w, h = size
     img = QImage(w, h, QImage.Format.Format_RGB32)
     img.fill(QColor(pal.background))
-    p = QPainter(img)
-    p.setRenderHint(QPainter.RenderHint.Antialiasing)
-    font = QFont(p.font())
-    font.setPixelSize(16)
-    font.setBold(True)
-    p.setFont(font)
-    p.setPen(QColor(pal.text))
-    loss = snap.losses[-1] if snap.losses else float("nan")
-    p.drawText(
-        QRectF(12, 6, w - 24, 24),
-        Qt.AlignmentFlag.AlignLeft,
-        f"{title} — step {snap.step}, loss {num(loss, 3)}",
-    )
-    font.setPixelSize(13)
-    font.setBold(False)
-    p.setFont(font)
-    side = min(h - 80, (w - 60) * 0.28)
-    top_y = 44
-    for x, caption, matrix in (
-        (12.0, "target", target),
-        (12.0 + side + 60, f"A{_sub(head)} now", snap.weights),
-    ):
+    with painter_on(img) as p:
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        font = QFont(p.font())
+        font.setPixelSize(16)
+        font.setBold(True)
+        p.setFont(font)
         p.setPen(QColor(pal.text))
-        p.drawText(QRectF(x, top_y - 4, side + 40, 18), Qt.AlignmentFlag.AlignHCenter, caption)
-        rect = QRectF(x, top_y + 18, side + 40, side + 18)
-        paint_grid(
-            p, rect, _rows_normalised(matrix), palette=pal, lut=lut, blocked=blocked, labels=tokens
+        loss = snap.losses[-1] if snap.losses else float("nan")
+        p.drawText(
+            QRectF(12, 6, w - 24, 24),
+            Qt.AlignmentFlag.AlignLeft,
+            f"{title} — step {snap.step}, loss {num(loss, 3)}",
         )
-    x0 = 12.0 + 2 * (side + 60) + 30
-    p.setPen(QColor(pal.text))
-    p.setFont(font)
-    p.drawText(QRectF(x0, top_y - 4, w - x0 - 12, 18), Qt.AlignmentFlag.AlignHCenter, "loss")
-    paint_loss(
-        p,
-        QRectF(x0, top_y + 18, w - x0 - 12, h - top_y - 30),
-        snap.losses,
-        palette=pal,
-        steps=steps,
-        top=top,
-        floor=floor,
-    )
-    p.end()
+        font.setPixelSize(13)
+        font.setBold(False)
+        p.setFont(font)
+        side = min(h - 80, (w - 60) * 0.28)
+        top_y = 44
+        for x, caption, matrix in (
+            (12.0, "target", target),
+            (12.0 + side + 60, f"A{_sub(head)} now", snap.weights),
+        ):
+            p.setPen(QColor(pal.text))
+            p.drawText(QRectF(x, top_y - 4, side + 40, 18), Qt.AlignmentFlag.AlignHCenter, caption)
+            rect = QRectF(x, top_y + 18, side + 40, side + 18)
+            paint_grid(
+                p,
+                rect,
+                _rows_normalised(matrix),
+                palette=pal,
+                lut=lut,
+                blocked=blocked,
+                labels=tokens,
+            )
+        x0 = 12.0 + 2 * (side + 60) + 30
+        p.setPen(QColor(pal.text))
+        p.setFont(font)
+        p.drawText(QRectF(x0, top_y - 4, w - x0 - 12, 18), Qt.AlignmentFlag.AlignHCenter, "loss")
+        paint_loss(
+            p,
+            QRectF(x0, top_y + 18, w - x0 - 12, h - top_y - 30),
+            snap.losses,
+            palette=pal,
+            steps=steps,
+            top=top,
+            floor=floor,
+        )
     return img
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from mha_gui import theme
 from mha_gui.engine.session import Session, atomic_write
+from mha_gui.export.painter import painter_on, saved
 from mha_gui.export.worksheet_plan import Sheet, Table, plan_worksheets
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
@@ -33,7 +34,7 @@ def write_worksheet(path, session: Session, stage, blanks: int, seed: int, stude
 def paint_worksheets(path, sheets: list[Sheet]) -> None:
     """Question pages of every sheet, then one answer-key page per sheet."""
     from PySide6.QtCore import QMarginsF
-    from PySide6.QtGui import QPageLayout, QPageSize, QPainter, QPdfWriter
+    from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter
 
     from mha_gui.export.text import ensure_app
 
@@ -49,17 +50,12 @@ def paint_worksheets(path, sheets: list[Sheet]) -> None:
             QMarginsF(0, 0, 0, 0),
         )
     )
-    painter = QPainter()
-    if not painter.begin(writer):
-        raise OSError(f"could not write PDF to {path}")
-    pages = _Pages(writer, painter, len(sheets))
-    try:
+    with painter_on(writer, "PDF", path) as painter:
+        pages = _Pages(writer, painter, len(sheets))
         for sheet in sheets:
             pages.question(sheet)
         for sheet in sheets:
             pages.answers(sheet)
-    finally:
-        painter.end()
 
 
 class _Pages:
@@ -88,10 +84,10 @@ class _Pages:
     def _footer(self) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        from mha_gui.export.text import _qcolor, make_font
+        from mha_gui.export.text import make_font, qcolor
 
         self.p.setFont(make_font(7.5))
-        self.p.setPen(_qcolor(self.pal.muted))
+        self.p.setPen(qcolor(self.pal.muted))
         self.p.drawText(
             QRectF(MARGIN, PAGE_H - MARGIN + 10, PAGE_W - 2 * MARGIN, 12),
             Qt.AlignRight | Qt.AlignVCenter,
@@ -122,10 +118,10 @@ class _Pages:
         """Wrapped text drawn as it is (explanations: `e^0.707` must not be superscripted)."""
         from PySide6.QtCore import QRectF, Qt
 
-        from mha_gui.export.text import _qcolor, make_font
+        from mha_gui.export.text import make_font, qcolor
 
         self.p.setFont(make_font(px))
-        self.p.setPen(_qcolor(self.pal.muted))
+        self.p.setPen(qcolor(self.pal.muted))
         box = QRectF(MARGIN + 14, self.y, PAGE_W - 2 * MARGIN - 14, PAGE_H)
         flags = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
         used = self.p.boundingRect(box, flags, text)
@@ -135,9 +131,9 @@ class _Pages:
     def rule(self) -> None:
         from PySide6.QtCore import QPointF
 
-        from mha_gui.export.text import _qcolor
+        from mha_gui.export.text import qcolor
 
-        self.p.setPen(_qcolor(self.pal.grid))
+        self.p.setPen(qcolor(self.pal.grid))
         self.p.drawLine(QPointF(MARGIN, self.y), QPointF(PAGE_W - MARGIN, self.y))
         self.y += 8
 
@@ -184,11 +180,10 @@ class _Pages:
             if self.y + h > PAGE_H - MARGIN:
                 self.room(h, again)
                 x, line_h = MARGIN, 0.0
-            self.p.save()
-            self.p.translate(x, self.y)
-            self.p.scale(s, s)
-            self._paint_table(t)
-            self.p.restore()
+            with saved(self.p):
+                self.p.translate(x, self.y)
+                self.p.scale(s, s)
+                self._paint_table(t)
             x += w + 22
             line_h = max(line_h, h)
         self.y += line_h + 8
@@ -196,14 +191,14 @@ class _Pages:
     def _paint_table(self, t: Table) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        from mha_gui.export.text import _qcolor, draw_rich, make_font
+        from mha_gui.export.text import draw_rich, make_font, qcolor
 
         lw, cw = _label_w(t), _cell_w(t)
         draw_rich(self.p, 0, 0, t.title, FONT_PX + 2.5, self.pal.text, True)
         top = ROW_H + 4
         font = make_font(FONT_PX)
         small = make_font(FONT_PX - 1)
-        muted, text, grid = (_qcolor(c) for c in (self.pal.muted, self.pal.text, self.pal.grid))
+        muted, text, grid = (qcolor(c) for c in (self.pal.muted, self.pal.text, self.pal.grid))
         self.p.setFont(small)
         self.p.setPen(muted)
         for j, label in enumerate(t.cols):

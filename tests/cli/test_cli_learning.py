@@ -9,7 +9,7 @@ import pytest
 
 from mha_gui.cli import main
 from mha_gui.engine import Session, load_preset, load_session, save_session
-from mha_gui.engine.exercises import pick_cells
+from mha_gui.engine.exercises import make_exercise
 from mha_gui.export.worksheet import plan_worksheets
 from tests.cli.cli_helpers import run
 
@@ -127,12 +127,12 @@ def test_worksheet_same_seed_same_worksheet(capsys, tmp_path):
     assert a.read_bytes()[:5] == b"%PDF-" and a.stat().st_size > 1000
     # the cells come from the engine: same seed, same cells; another seed, others
     toy = load_preset("toy")
-    assert pick_cells(toy, "weights", 4, 7) != pick_cells(toy, "weights", 4, 8)
+    assert make_exercise(toy, "weights", 4, 7).cells != make_exercise(toy, "weights", 4, 8).cells
     if shutil.which("pdftotext"):
         ta, tb, tc = pdf_text(a), pdf_text(b), pdf_text(c)
         assert ta == tb and ta != tc
         assert "Answer key" in ta and "softmax(" in ta
-        for cell in pick_cells(toy, "weights", 4, 7):
+        for cell in make_exercise(toy, "weights", 4, 7).cells:
             assert f"{cell.label.replace('_', '')} = " in ta  # the key lists every blank
 
 

@@ -58,7 +58,7 @@ def test_against_a_missing_file(capsys, tmp_path):
 
 @pytest.mark.parametrize("suffix", [".gif", ".tex", ".npz"])
 def test_a_view_figure_is_png_svg_or_pdf(capsys, tmp_path, suffix, monkeypatch):
-    from mha_gui.views.window import registry
+    from mha_gui.export.figures import registry
 
     class Blank:
         width, height, title, description = 100.0, 50.0, "blank", ""
@@ -66,8 +66,9 @@ def test_a_view_figure_is_png_svg_or_pdf(capsys, tmp_path, suffix, monkeypatch):
         def paint(self, painter, theme_name, colormap):
             pass
 
-    spec = registry.ViewSpec("blank", "Blank", "blankView", lambda *a: None, lambda d, o: Blank())
-    monkeypatch.setitem(registry._VIEWS, "blank", spec)
+    monkeypatch.setitem(
+        registry.FIGURES, "blank", registry.FigureSpec("blank", lambda d, o: Blank())
+    )
     out = tmp_path / f"out{suffix}"
     code, _, err = run(capsys, "export", "--preset", "toy", "--view", "blank", "--out", str(out))
     assert code == 2 and "--view blank writes a figure" in err and not out.exists()
@@ -90,8 +91,7 @@ def svg_title_and_text(path) -> tuple[str, str]:
 def test_every_identity_window_has_its_figure_on_the_command_line(capsys, tmp_path, name):
     """`--view identity-NAME` draws what Tools ▸ Identities ▸ NAME shows when it opens."""
     from mha_gui.engine.presets import load_preset
-    from mha_gui.export.difference import identity_figure
-    from mha_gui.views.dialogs.identity_demos import identity_on
+    from mha_gui.export.figures.identities import identity_figure, identity_on
 
     out = tmp_path / f"{name}.svg"
     code, _, err = run(
@@ -123,3 +123,65 @@ def test_the_shift_identity_follows_head_and_query(capsys, tmp_path):
 
 def test_unknown_view_names_the_identity_figures_too(capsys, tmp_path):
     refused(capsys, tmp_path, "--view", "identity", match="identity-packed, identity-permute")
+
+
+@pytest.mark.parametrize("name", ["packed", "split", "permute", "scale", "shift"])
+def test_every_identity_figure_of_a_one_token_layer(capsys, tmp_path, name):
+    """n = 1: a 1 × d_k row of Q is not a row of keys (before: a traceback, IndexError)."""
+    out = tmp_path / f"{name}.png"
+    code, _, err = run(
+        capsys, "export", "--preset", "random", "--tokens", "1", "--view", f"identity-{name}",
+        "--out", str(out),
+    )  # fmt: skip
+    assert code == 0 and Image.open(out).size[0] > 400, err
+
+
+# Every name `--view` accepts, with what it needs besides the session.
+VIEW_ARGS = {
+    "contributions": ["--ablate", "1"],
+    "diff": [],  # --against, added below
+    "kv-cache": [],
+    "lines": ["--head", "1"],
+    "neuron": ["--key", "0"],
+    **{f"identity-{n}": [] for n in ("packed", "split", "permute", "scale", "shift")},
+}
+
+
+def test_export_view_loads_no_view_module(tmp_path):
+    """`mha-gui export --view NAME` draws from export/ alone: after every figure is
+    written (one process, the real entry point), no module of mha_gui.views is loaded —
+    before, export/files.py imported the dock registry and with it every dock."""
+    import subprocess
+    import sys
+
+    from mha_gui.export.figures.registry import FIGURES
+    from tests.engine.models.builders import SENTENCE, build_model
+
+    assert set(VIEW_ARGS) | {"model"} == set(FIGURES)
+    build_model(tmp_path / "gpt2", "gpt2")
+    model = ["--model", str(tmp_path / "gpt2"), "--text", SENTENCE, "--view", "model"]
+    other = tmp_path / "other.json"
+    jobs = [
+        ["--preset", "toy", "--out", str(other)],
+        [*model, "--out", str(tmp_path / "model.svg")],
+    ]
+    for name, extra in VIEW_ARGS.items():
+        if name == "diff":
+            extra = ["--against", str(other)]
+        jobs.append(
+            ["--preset", "toy", "--view", name, *extra, "--out", str(tmp_path / f"{name}.svg")]
+        )
+    code = (
+        "import sys\n"
+        "from mha_gui.cli import main\n"
+        f"for args in {jobs!r}:\n"
+        "    assert main(['export', *args]) == 0, args\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('mha_gui.views'))\n"
+        "print('VIEWS', loaded)\n"
+    )
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "VIEWS []" in done.stdout, done.stdout
+    for name in FIGURES:
+        assert (tmp_path / f"{name}.svg").read_text().startswith("<?xml"), name

@@ -16,13 +16,13 @@ from mha_gui import theme
 from mha_gui.engine.contributions import ContributionNorms, contribution_norms
 from mha_gui.engine.numbers import fixed_format, nice_peak, num, sub
 from mha_gui.export.drawing import FigureOptions
-from mha_gui.export.primitives import begin_paint, hatched_outline, make_pen, paint_text
+from mha_gui.export.primitives import hatched_outline, make_pen, page, paint_text
 from mha_gui.export.text import (
-    _elide,
-    _qcolor,
     draw_rich,
     draw_rich_wrapped,
+    elide,
     ensure_app,
+    qcolor,
     rich_width,
     text_width,
     wrapped_height,
@@ -222,66 +222,67 @@ class ContributionDrawing:
         pal = theme.palette(theme_name)
         nm = self.norms
         h, n = nm.h, nm.n
-        begin_paint(painter, self, pal, antialias=False)
-        m = self.margin
-        draw_rich(painter, m, self.title_y, self.title, self.title_px, pal.text, True)
-        y = self.note_y
-        for note, height in zip(self.notes, self.note_h, strict=True):
-            draw_rich_wrapped(painter, m, y, self.notes_w, note, NOTE_PX, pal.muted)
-            y += height + 4
+        with page(painter, self, pal, antialias=False):
+            m = self.margin
+            draw_rich(painter, m, self.title_y, self.title, self.title_px, pal.text, True)
+            y = self.note_y
+            for note, height in zip(self.notes, self.note_h, strict=True):
+                draw_rich_wrapped(painter, m, y, self.notes_w, note, NOTE_PX, pal.muted)
+                y += height + 4
 
-        table_h = n * self.row_h
-        # followed query: a band across the table
-        if self.query is not None and 0 <= self.query < n:
-            painter.fillRect(
-                QRectF(
-                    m,
-                    self.row_y(self.query),
-                    self.x0 + (h + 1) * self.col_w - m,
-                    self.row_h,
-                ),
-                _qcolor(pal.panel),
-            )
-        # switched-off columns: greyed
-        for i in nm.ablate:
-            painter.fillRect(
-                QRectF(self.column_x(i), self.header_y, self.col_w, self.header_h + 4 + table_h),
-                _qcolor(pal.blocked),
-            )
-        if (
-            self.fmt.factor and self.value_px
-        ):  # the common power of ten, where the eye starts reading numbers
-            draw_rich(
-                painter, m, self.header_y + self.header_h * 0.2, self.fmt.factor,
-                self.head_px, pal.muted,
-            )  # fmt: skip
-        # headers
-        for i in [*range(h), None]:
-            self._paint_header(painter, pal, theme_name, i)
-        # grid: a line under the header, light row separators when rows are tall
-        painter.setPen(make_pen(pal.grid))
-        right = self.x0 + (h + 1) * self.col_w
-        painter.drawLine(QPointF(m, self.table_y - 2), QPointF(right, self.table_y - 2))
-        sep = self.column_x(None) - 0.5
-        painter.drawLine(QPointF(sep, self.header_y), QPointF(sep, self.table_y + table_h))
-        # token labels and bars
-        for t in range(n):
-            self._paint_row(painter, pal, t)
-        # inspected head: a frame in its colour
-        if self.head is not None and 0 <= self.head < h:
-            painter.setPen(make_pen(theme.head_color(self.head), 2.5))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRoundedRect(
-                QRectF(
-                    self.column_x(self.head) + 1.5,
-                    self.header_y - 2,
-                    self.col_w - 3,
-                    self.header_h + 8 + table_h,
-                ),
-                5,
-                5,
-            )
-        painter.restore()
+            table_h = n * self.row_h
+            # followed query: a band across the table
+            if self.query is not None and 0 <= self.query < n:
+                painter.fillRect(
+                    QRectF(
+                        m,
+                        self.row_y(self.query),
+                        self.x0 + (h + 1) * self.col_w - m,
+                        self.row_h,
+                    ),
+                    qcolor(pal.panel),
+                )
+            # switched-off columns: greyed
+            for i in nm.ablate:
+                painter.fillRect(
+                    QRectF(
+                        self.column_x(i), self.header_y, self.col_w, self.header_h + 4 + table_h
+                    ),
+                    qcolor(pal.blocked),
+                )
+            if (
+                self.fmt.factor and self.value_px
+            ):  # the common power of ten, where the eye starts reading numbers
+                draw_rich(
+                    painter, m, self.header_y + self.header_h * 0.2, self.fmt.factor,
+                    self.head_px, pal.muted,
+                )  # fmt: skip
+            # headers
+            for i in [*range(h), None]:
+                self._paint_header(painter, pal, theme_name, i)
+            # grid: a line under the header, light row separators when rows are tall
+            painter.setPen(make_pen(pal.grid))
+            right = self.x0 + (h + 1) * self.col_w
+            painter.drawLine(QPointF(m, self.table_y - 2), QPointF(right, self.table_y - 2))
+            sep = self.column_x(None) - 0.5
+            painter.drawLine(QPointF(sep, self.header_y), QPointF(sep, self.table_y + table_h))
+            # token labels and bars
+            for t in range(n):
+                self._paint_row(painter, pal, t)
+            # inspected head: a frame in its colour
+            if self.head is not None and 0 <= self.head < h:
+                painter.setPen(make_pen(theme.head_color(self.head), 2.5))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRoundedRect(
+                    QRectF(
+                        self.column_x(self.head) + 1.5,
+                        self.header_y - 2,
+                        self.col_w - 3,
+                        self.header_h + 8 + table_h,
+                    ),
+                    5,
+                    5,
+                )
 
     def _paint_header(self, painter, pal, theme_name, head: int | None) -> None:
         from PySide6.QtCore import QRectF
@@ -291,14 +292,14 @@ class ContributionDrawing:
         if head is None:
             text = total_name(self.bias)
             paint_text(
-                painter, x + 6, y, w - 8, self.header_h, _elide(text, px, w - 8, True), px,
+                painter, x + 6, y, w - 8, self.header_h, elide(text, px, w - 8, True), px,
                 pal.text, bold=True,
             )  # fmt: skip
             return
         off = head in self.norms.ablate
         sw = min(12.0, px * 0.8)
         painter.fillRect(
-            QRectF(x + 6, y + (self.header_h - sw) / 2, sw, sw), _qcolor(theme.head_color(head))
+            QRectF(x + 6, y + (self.header_h - sw) / 2, sw, sw), qcolor(theme.head_color(head))
         )
         label = f"head {head}" + (" · off" if off else "")
         room = w - sw - 14
@@ -308,7 +309,7 @@ class ContributionDrawing:
             label = f"{head}" + (" off" if off else "")
         paint_text(
             painter, x + 10 + sw, y, w - sw - 12, self.header_h,
-            _elide(label, px, w - sw - 12, True), px,
+            elide(label, px, w - sw - 12, True), px,
             pal.muted if off else theme.head_text_color(head, theme_name), bold=True,
         )  # fmt: skip
 
@@ -323,7 +324,7 @@ class ContributionDrawing:
             px = min(LABEL_PX, rh * 0.5)
             paint_text(
                 painter, self.margin, y, self.label_w - 10, rh,
-                _elide(self.tokens[t], px, self.label_w - 10, bold), px,
+                elide(self.tokens[t], px, self.label_w - 10, bold), px,
                 pal.text if bold else pal.muted,
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, bold,
             )  # fmt: skip
@@ -342,7 +343,7 @@ class ContributionDrawing:
             if lost:
                 hatched_outline(painter, rect, pal)
             elif length > 0:
-                painter.fillRect(rect, _qcolor(colour))
+                painter.fillRect(rect, qcolor(colour))
             if self.value_px:
                 paint_text(
                     painter, x + length + 4, y, self.number_w + 4, rh,

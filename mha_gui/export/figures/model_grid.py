@@ -14,8 +14,11 @@ import math
 import numpy as np
 
 from mha_gui import theme
-from mha_gui.export.primitives import begin_paint, outline, paint_text
-from mha_gui.export.text import _elide, _qcolor, ensure_app, make_font, text_width
+from mha_gui.engine.models import attention_maps
+from mha_gui.export.drawing import FigureOptions
+from mha_gui.export.painter import saved
+from mha_gui.export.primitives import outline, page, paint_text
+from mha_gui.export.text import draw_plain_wrapped, elide, ensure_app, qcolor, text_width
 
 MARGIN = 24.0
 TITLE_PX, NOTE_PX, LABEL_PX, TOKEN_PX, TICK_PX = 22.0, 14.0, 14.0, 10.0, 12.0
@@ -27,22 +30,6 @@ BAR_W, BAR_GAP = 16.0, 26.0
 TOKEN_W = 90.0  # the widest token label on the left axis
 BLOCK_GAP = 22.0  # between side-by-side columns of layer blocks
 VECTOR_CELLS = 200_000  # SVG/PDF draw every weight as a rectangle up to this many
-
-
-def wrapped(painter, x: float, y: float, width: float, text: str, px: float, color: str):
-    """Plain text (tokens may hold `<`, `_` or `^`) wrapped to `width`; its height. With
-    painter None it is only measured."""
-    from PySide6.QtCore import QRectF, Qt
-    from PySide6.QtGui import QFontMetricsF
-
-    flags = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
-    font = make_font(px)
-    box = QFontMetricsF(font).boundingRect(QRectF(0, 0, width, 10_000), flags, text)
-    if painter is not None:
-        painter.setFont(font)
-        painter.setPen(_qcolor(color))
-        painter.drawText(QRectF(x, y, width, box.height() + 2), flags, text)
-    return box.height()
 
 
 class ModelGridDrawing:
@@ -59,7 +46,7 @@ class ModelGridDrawing:
         self.n = n = len(maps.tokens)
         self.title = f"{info.name}: attention weights of every layer × head"
         self.note = (
-            f"{n} tokens: {_elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
+            f"{n} tokens: {elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
             f"queries, columns = keys, one colour scale 0–1 · the model's own weights"
             + (" · click a map to open that layer with that head inspected" if hint else "")
         )
@@ -86,7 +73,9 @@ class ModelGridDrawing:
         if fit is not None:  # the title and the note take the dock's whole width
             self.width = max(self.width, fit[0])
         self.width = max(self.width, text_width(self.title, TITLE_PX, True) + 2 * MARGIN)
-        self.note_h = wrapped(None, 0, 0, self.width - 2 * MARGIN, self.note, NOTE_PX, "")
+        self.note_h = draw_plain_wrapped(
+            None, 0, 0, self.width - 2 * MARGIN, self.note, NOTE_PX, ""
+        )
         self.y0 = self._top(self.note_h)
         self.height = self.y0 + self.per * (self.cell + GAP) + bottom + MARGIN
         self.description = (
@@ -105,7 +94,7 @@ class ModelGridDrawing:
         if fit is None:
             cell = GRID_WIDTH / H - GAP
             return max(MIN_CELL, min(MAX_CELL, cell))
-        note_h = wrapped(None, 0, 0, fit[0] - 2 * MARGIN, self.note, NOTE_PX, "")
+        note_h = draw_plain_wrapped(None, 0, 0, fit[0] - 2 * MARGIN, self.note, NOTE_PX, "")
         bottom = self.bottom_full if labels else 0.0
         per = math.ceil(L / k)
         across = (fit[0] - side - k * fixed) / (k * H)
@@ -161,11 +150,10 @@ class ModelGridDrawing:
         from PySide6.QtCore import QRectF, Qt
 
         pal = theme.palette(theme_name)
-        begin_paint(painter, self, pal)
-        try:
+        with page(painter, self, pal):
             paint_text(painter, MARGIN, MARGIN, self.width, TITLE_PX * 1.4, self.title,
                        TITLE_PX, pal.text, bold=True)  # fmt: skip
-            wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.6, self.width - 2 * MARGIN,
+            draw_plain_wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.6, self.width - 2 * MARGIN,
                     self.note, NOTE_PX, pal.muted)  # fmt: skip
             vector = self._is_vector(painter)
             painter.setRenderHint(painter.RenderHint.SmoothPixmapTransform, False)
@@ -205,8 +193,6 @@ class ModelGridDrawing:
                         bottom = self.y0 + self.per * (self.cell + GAP) - GAP
                         self._token_axis(painter, pal, left, bottom + 4, vertical=True)
             self._bar(painter, pal, lut)
-        finally:
-            painter.restore()
 
     @staticmethod
     def _is_vector(painter) -> bool:
@@ -233,7 +219,7 @@ class ModelGridDrawing:
             for c in range(self.n):
                 painter.fillRect(
                     QRectF(rect.left() + c * step, rect.top() + r * step, step + 0.05, step + 0.05),
-                    _qcolor(colours[r, c]),
+                    qcolor(colours[r, c]),
                 )
 
     def _token_axis(self, painter, pal, x: float, y: float, vertical: bool) -> None:
@@ -242,16 +228,15 @@ class ModelGridDrawing:
 
         step = self.cell / self.n
         for i, token in enumerate(self.maps.tokens):
-            label = _elide(token, TOKEN_PX, TOKEN_W - 6)
+            label = elide(token, TOKEN_PX, TOKEN_W - 6)
             if not vertical:
                 paint_text(painter, x, y + i * step, self.token_w, step, label, TOKEN_PX,
                            pal.muted, Qt.AlignRight | Qt.AlignVCenter)  # fmt: skip
                 continue
-            painter.save()
-            painter.translate(x + (i + 0.5) * step, y)
-            painter.rotate(90)
-            paint_text(painter, 0, -step / 2, TOKEN_W, step, label, TOKEN_PX, pal.muted)
-            painter.restore()
+            with saved(painter):
+                painter.translate(x + (i + 0.5) * step, y)
+                painter.rotate(90)
+                paint_text(painter, 0, -step / 2, TOKEN_W, step, label, TOKEN_PX, pal.muted)
 
     def _bar(self, painter, pal, lut) -> None:
         from PySide6.QtCore import QRectF, Qt
@@ -262,7 +247,7 @@ class ModelGridDrawing:
         steps = 64
         for k in range(steps):
             rgb = theme.colors_for(np.array([1 - (k + 0.5) / steps]), (0.0, 1.0), lut)[0]
-            painter.fillRect(QRectF(x, y + h * k / steps, BAR_W, h / steps + 0.5), _qcolor(rgb))
+            painter.fillRect(QRectF(x, y + h * k / steps, BAR_W, h / steps + 0.5), qcolor(rgb))
         outline(painter, QRectF(x, y, BAR_W, h), pal.grid)
         for v in (0.0, 0.5, 1.0):
             paint_text(painter, x + BAR_W + 5, y + h * (1 - v) - TICK_PX, 40, TICK_PX * 2,
@@ -271,26 +256,14 @@ class ModelGridDrawing:
                    TICK_PX, pal.muted)  # fmt: skip
 
 
-class MessageDrawing:
-    """A title and a paragraph in place of the grid (no model open, computing, failed)."""
-
-    def __init__(self, title: str, text: str, error: bool = False, width: float = 760.0):
-        ensure_app()
-        self.title, self.text, self.error = title, text, error
-        self.width = width
-        self.text_h = wrapped(None, 0, 0, width - 2 * MARGIN, text, NOTE_PX + 1, "")
-        self.height = MARGIN * 2 + TITLE_PX * 1.8 + self.text_h
-        self.description = text
-
-    def paint(self, painter, theme_name: str, colormap: str) -> None:
-        pal = theme.palette(theme_name)
-        begin_paint(painter, self, pal)
-        try:
-            paint_text(painter, MARGIN, MARGIN, self.width - 2 * MARGIN, TITLE_PX * 1.4,
-                       self.title, TITLE_PX, pal.text, bold=True)  # fmt: skip
-            colour = theme.ERROR_RED if self.error and theme_name == "light" else pal.text
-            colour = "#ef9a9a" if self.error and theme_name == "dark" else colour
-            wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.8, self.width - 2 * MARGIN,
-                    self.text, NOTE_PX + 1, colour)  # fmt: skip
-        finally:
-            painter.restore()
+def model_drawing(_data, options: FigureOptions) -> ModelGridDrawing:
+    """`export --model DIR --text ... --view model`: the grid of every layer × head."""
+    extra = options.extra or {}
+    if not extra.get("model"):
+        raise ValueError("--view model needs --model DIR and --text (or --token-ids)")
+    ids = extra.get("token_ids")
+    maps = attention_maps(extra["model"], text=extra.get("text"), token_ids=ids)
+    layer = extra.get("layer")
+    if layer is not None and layer < 0:  # --layer -1: the last
+        layer += maps.info.n_layers
+    return ModelGridDrawing(maps, layer=layer, head=extra.get("head"))

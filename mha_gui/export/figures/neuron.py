@@ -13,6 +13,7 @@ import numpy as np
 
 from mha_gui import theme
 from mha_gui.engine.numbers import minus, nice_peak, num, sub
+from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.neuron_layout import (
     CELL_H,
     EXPLICIT_SUM_MAX,
@@ -30,8 +31,9 @@ from mha_gui.export.figures.neuron_layout import (
     WEIGHT_W,
     NeuronLayout,
 )
-from mha_gui.export.primitives import begin_paint, make_pen, outline, paint_hatched, paint_text
-from mha_gui.export.text import _elide, _qcolor, draw_rich, make_font
+from mha_gui.export.painter import saved
+from mha_gui.export.primitives import make_pen, outline, page, paint_hatched, paint_text
+from mha_gui.export.text import draw_rich, elide, make_font, qcolor
 
 
 class NeuronDrawing(NeuronLayout):
@@ -40,25 +42,24 @@ class NeuronDrawing(NeuronLayout):
     # ----------------------------------------------------------------- painting ----
     def paint(self, painter, theme_name: str, colormap: str) -> None:
         pal = theme.palette(theme_name)
-        begin_paint(painter, self, pal)
-        self._paint_header(painter, pal, theme_name)
-        self._paint_vectors(painter, pal, colormap)
-        self._paint_waterfall(painter, pal, colormap)
-        self._paint_equation(painter, pal)
-        self._paint_keys(painter, pal, colormap, theme_name)
-        painter.restore()
+        with page(painter, self, pal):
+            self._paint_header(painter, pal, theme_name)
+            self._paint_vectors(painter, pal, colormap)
+            self._paint_waterfall(painter, pal, colormap)
+            self._paint_equation(painter, pal)
+            self._paint_keys(painter, pal, colormap, theme_name)
 
     def _paint_header(self, painter, pal, theme_name) -> None:
         from PySide6.QtCore import QRectF
 
         nu, tok = self.n, self.tokens
         painter.fillRect(
-            QRectF(MARGIN, self.title_y + 8, 16, 16), _qcolor(theme.head_color(nu.head))
+            QRectF(MARGIN, self.title_y + 8, 16, 16), qcolor(theme.head_color(nu.head))
         )
         paint_text(
             painter, MARGIN + 24, self.title_y, self.width, TITLE_PX * 1.4,
-            f"Neuron view · head {nu.head}: why query “{_elide(tok[nu.query], TITLE_PX, 220)}” "
-            f"attends to key “{_elide(tok[nu.key], TITLE_PX, 220)}”",
+            f"Neuron view · head {nu.head}: why query “{elide(tok[nu.query], TITLE_PX, 220)}” "
+            f"attends to key “{elide(tok[nu.key], TITLE_PX, 220)}”",
             TITLE_PX, pal.text, bold=True,
         )  # fmt: skip
         q_name, k_name = f"q{sub(nu.query)}", f"k{sub(nu.key)}"
@@ -82,10 +83,10 @@ class NeuronDrawing(NeuronLayout):
         cw = self.cw
         for d, v in enumerate(values):
             r = QRectF(self.x0 + d * cw, y, cw, CELL_H)
-            painter.fillRect(r, _qcolor(rgb[d]))
+            painter.fillRect(r, qcolor(rgb[d]))
             if self.show_numbers:
                 painter.setFont(make_font(VALUE_PX))
-                painter.setPen(_qcolor(theme.text_color_on(rgb[d])))
+                painter.setPen(qcolor(theme.text_color_on(rgb[d])))
                 painter.drawText(r, Qt.AlignCenter, fmt.cell(float(v)))
         if cw >= 10:
             painter.setPen(make_pen(pal.background))
@@ -123,8 +124,8 @@ class NeuronDrawing(NeuronLayout):
         rot = " rotated" if nu.rotated else ""
         q_name, k_name = f"q{sub(nu.query)}", f"k{sub(nu.key)}"
         labels = [
-            f"{q_name}{rot} · “{_elide(tok[nu.query], LABEL_PX, 80)}”",
-            f"× {k_name}{rot} · “{_elide(tok[nu.key], LABEL_PX, 80)}”",
+            f"{q_name}{rot} · “{elide(tok[nu.query], LABEL_PX, 80)}”",
+            f"× {k_name}{rot} · “{elide(tok[nu.key], LABEL_PX, 80)}”",
             f"= {q_name} ⊙ {k_name}",
         ]
         rows = [
@@ -143,7 +144,7 @@ class NeuronDrawing(NeuronLayout):
         )
         rgb = theme.colors_for(np.array([nu.dot]), self.p_levels, lut)[0]
         box = QRectF(self.sum_x, y, SUM_W, CELL_H)
-        painter.fillRect(box, _qcolor(rgb))
+        painter.fillRect(box, qcolor(rgb))
         outline(painter, box, pal.text, 1.5)
         paint_text(
             painter, self.sum_x, y, SUM_W, CELL_H, minus(f"Σ = {num(nu.dot)}"), VALUE_PX + 1,
@@ -182,30 +183,31 @@ class NeuronDrawing(NeuronLayout):
             "up to dimension d", NOTE_PX, pal.muted, right,
         )  # fmt: skip
         paint_text(painter, MARGIN, zero - 10, GUTTER - 14, 20, "0", NOTE_PX, pal.muted, right)
-        painter.save()
-        painter.setPen(make_pen(pal.muted))
-        painter.drawLine(QLineF(self.x0 - 6, zero, self.sum_x + SUM_W, zero))
-        rgb = theme.colors_for(nu.products, self.p_levels, lut)
-        cw = self.cw
-        edge = make_pen(pal.muted, 0.8)
-        link = make_pen(pal.muted, 0.8, dashed=True)
-        for d in range(nu.d_k):
-            y0, y1 = sorted((ymap(starts[d]), ymap(cum[d])))
-            r = QRectF(self.x0 + d * cw + cw * 0.12, y0, max(cw * 0.76, 0.5), max(y1 - y0, 0.8))
-            painter.fillRect(r, _qcolor(rgb[d]))
-            if cw >= 6:
-                painter.setPen(edge)
-                painter.setBrush(Qt.NoBrush)
-                painter.drawRect(r)
-            if cw >= 8:  # the next bar starts where this one ends
-                painter.setPen(link)
-                end = self.x0 + (d + 1) * cw + cw * 0.12 if d + 1 < nu.d_k else self.sum_x
-                painter.drawLine(QLineF(r.right(), ymap(cum[d]), end, ymap(cum[d])))
-        # Σ: the whole sum as one bar from zero
-        y0, y1 = sorted((ymap(0.0), ymap(nu.dot)))
-        bar = QRectF(self.sum_x + SUM_W * 0.25, y0, SUM_W * 0.5, max(y1 - y0, 1.0))
-        painter.fillRect(bar, _qcolor(theme.colors_for(np.array([nu.dot]), self.p_levels, lut)[0]))
-        painter.restore()
+        with saved(painter):
+            painter.setPen(make_pen(pal.muted))
+            painter.drawLine(QLineF(self.x0 - 6, zero, self.sum_x + SUM_W, zero))
+            rgb = theme.colors_for(nu.products, self.p_levels, lut)
+            cw = self.cw
+            edge = make_pen(pal.muted, 0.8)
+            link = make_pen(pal.muted, 0.8, dashed=True)
+            for d in range(nu.d_k):
+                y0, y1 = sorted((ymap(starts[d]), ymap(cum[d])))
+                r = QRectF(self.x0 + d * cw + cw * 0.12, y0, max(cw * 0.76, 0.5), max(y1 - y0, 0.8))
+                painter.fillRect(r, qcolor(rgb[d]))
+                if cw >= 6:
+                    painter.setPen(edge)
+                    painter.setBrush(Qt.NoBrush)
+                    painter.drawRect(r)
+                if cw >= 8:  # the next bar starts where this one ends
+                    painter.setPen(link)
+                    end = self.x0 + (d + 1) * cw + cw * 0.12 if d + 1 < nu.d_k else self.sum_x
+                    painter.drawLine(QLineF(r.right(), ymap(cum[d]), end, ymap(cum[d])))
+            # Σ: the whole sum as one bar from zero
+            y0, y1 = sorted((ymap(0.0), ymap(nu.dot)))
+            bar = QRectF(self.sum_x + SUM_W * 0.25, y0, SUM_W * 0.5, max(y1 - y0, 1.0))
+            painter.fillRect(
+                bar, qcolor(theme.colors_for(np.array([nu.dot]), self.p_levels, lut)[0])
+            )
         outline(painter, bar, pal.text, 1.5)
         below = nu.dot < 0
         paint_text(
@@ -248,7 +250,7 @@ class NeuronDrawing(NeuronLayout):
         j = nu.query
         paint_text(
             painter, MARGIN, self.keys_title_y, self.width, TEXT_PX * 1.6,
-            f"Every key for query {j} “{_elide(tok[j], TEXT_PX, 200)}” · head {nu.head}",
+            f"Every key for query {j} “{elide(tok[j], TEXT_PX, 200)}” · head {nu.head}",
             TEXT_PX + 1, pal.text, bold=True,
         )  # fmt: skip
         wmax = 1.0
@@ -283,7 +285,7 @@ class NeuronDrawing(NeuronLayout):
 
         # the chosen key: a band across the row
         band = QRectF(MARGIN, y0 + nu.key * rh, self.width - 2 * MARGIN, rh)
-        painter.fillRect(band, _qcolor(pal.panel))
+        painter.fillRect(band, qcolor(pal.panel))
         for k in range(n):
             y = y0 + k * rh
             bar_h = max(rh * 0.7, 1.0)
@@ -293,7 +295,7 @@ class NeuronDrawing(NeuronLayout):
             if chosen or (k % self.label_step == 0 and not near):
                 paint_text(
                     painter, MARGIN, y + rh / 2 - 12, GUTTER - 14, 24,
-                    f"{k} “{_elide(tok[k], px, GUTTER - 60)}”", px,
+                    f"{k} “{elide(tok[k], px, GUTTER - 60)}”", px,
                     pal.text if chosen else pal.muted, right, chosen,
                 )  # fmt: skip
             if nu.blocked_keys[k]:
@@ -311,10 +313,10 @@ class NeuronDrawing(NeuronLayout):
             s = float(nu.scores[k])
             x1 = self.score_x + SCORE_W * (s - lo) / (hi - lo)
             r = QRectF(min(zero_x, x1), by, max(abs(x1 - zero_x), 0.8), bar_h)
-            painter.fillRect(r, _qcolor(s_rgb[k]))
+            painter.fillRect(r, qcolor(s_rgb[k]))
             w = float(nu.weights[k])
             wr = QRectF(self.weight_x, by, max(WEIGHT_W * w / wmax, 0.8), bar_h)
-            painter.fillRect(wr, _qcolor(w_rgb[k]))
+            painter.fillRect(wr, qcolor(w_rgb[k]))
             if rh >= 8:
                 painter.setPen(edge)
                 painter.setBrush(Qt.NoBrush)
@@ -353,3 +355,8 @@ class NeuronDrawing(NeuronLayout):
                 "blocked by the mask: score −∞, weight 0", NOTE_PX, pal.text,
             )  # fmt: skip
         del theme_name
+
+
+def neuron_drawing(data, options: FigureOptions) -> NeuronDrawing:
+    """`--view neuron`: options.head / query / key (None: the strongest key)."""
+    return NeuronDrawing(data, options.head, options.query, options.key, options.weights_range)

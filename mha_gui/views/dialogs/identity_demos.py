@@ -1,8 +1,9 @@
 """Tools ▸ Identities: five small windows that check an identity on the numbers being edited.
 
 Each window (a non-modal QDialog, objectName `identityDialog.<name>`) shows both sides as
-a figure (export/difference.py `identity_figure`; Save figure… writes it as PNG/SVG/PDF),
-the largest difference (0, or ~1e-16 from float64 rounding) and what the identity needs
+a figure (export/figures/identities.py, also `mha-gui export --view identity-NAME`; Save
+figure… writes it as PNG/SVG/PDF), the largest difference (0, or ~1e-16 from float64
+rounding) and what the identity needs
 (GQA groups, biases, RoPE, switched-off heads). They follow every edit. Only "Permute
 heads" changes the document, as one undo step; the others work on copies. The arithmetic
 is mha_gui/engine/identities.py.
@@ -25,10 +26,12 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui.engine import identities as ids
-from mha_gui.export.difference import MessageDrawing, change_text, identity_figure
+from mha_gui.export.figures.difference import change_text
+from mha_gui.export.figures.identities import identity_figure, identity_on
+from mha_gui.export.figures.message import MessageDrawing
 from mha_gui.export.text import rich_html
 from mha_gui.views.widgets.drawing_widget import DrawingWidget, follow_numbers, save_drawing_as
-from mha_gui.views.window.registry import ActionSpec, FigureSpec, register_action, register_figure
+from mha_gui.views.window.registry import ActionSpec, register_action
 
 # name → (menu text, the sentence the window opens with)
 DEMOS = {
@@ -345,42 +348,3 @@ __all__ = [
     "open_identity",
     "result_html",
 ]
-
-
-def identity_on(
-    name: str,
-    session,
-    *,
-    which: str = "Q",
-    perm=None,
-    head: int = 0,
-    query: int = 0,
-    c: float = 5.0,
-    trace=None,
-) -> ids.Identity:
-    """Identity `name` on a session's numbers (by default as its window opens: W^Q
-    packed, the heads reversed, the shift of head 0's scores on row 0 with c = 5)."""
-    if name == "packed":
-        return ids.packed_projection(session, which, trace)
-    if name == "split":
-        return ids.split_concat(session, trace)
-    if name == "permute":
-        perm = ids.default_permutation(session.config) if perm is None else perm
-        return ids.permutation_identity(session, perm, trace)
-    if name == "scale":
-        return ids.fold_scale(session, trace)
-    return ids.softmax_shift(session, head, query, c, trace)
-
-
-def _identity_drawing(name: str):
-    def drawing(data, options):
-        session = data.session if hasattr(data, "session") else data.snapshot()
-        identity = identity_on(name, session, head=options.head, query=options.query)
-        return identity_figure(identity, list(session.tokens))
-
-    return drawing
-
-
-# `mha-gui export --view identity-NAME`: each window's figure, without a window
-for _name in DEMOS:
-    register_figure(FigureSpec(f"identity-{_name}", _identity_drawing(_name)))

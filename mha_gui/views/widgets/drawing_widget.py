@@ -2,14 +2,22 @@
 its exported figure are then one picture, painted by one piece of code.
 
 A view subclasses `DrawingWidget` and implements `make_drawing()` from its document; the
-widget repaints on `refresh()` (coalesced: one rebuild per event-loop turn however many
+widget rebuilds on `refresh()` (coalesced: one rebuild per event-loop turn however many
 signals arrive), follows the display settings (theme, colour map, zoom) and maps mouse
 positions to drawing coordinates for hit-testing (`drawing.hit(x, y)` when the drawing
 has one).
+
+A drawing is never used after the document it was made from changed: `refresh()` marks
+it stale, and a paint, a click or a hover that comes before the rebuild (a dock shown
+again, an expose on the same turn) rebuilds it first — a stale drawing could name a
+token or a head the layer no longer has. A drawing that cannot be made or painted never
+raises out of the widget: the widget shows "cannot draw this: <reason>" instead and
+reports the exception once (logging, which prints to stderr when nothing else is set up).
 """
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
@@ -26,11 +34,18 @@ from PySide6.QtWidgets import (
 from mha_gui import theme
 from mha_gui.engine.session import atomic_write
 from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
-from mha_gui.export.text import _qcolor
+from mha_gui.export.painter import painter_on, saved
+from mha_gui.export.text import make_font, qcolor
 from mha_gui.views.settings.display_options import bind_display
+
+log = logging.getLogger(__name__)
 
 # The document's signals after which a view's numbers may differ.
 NUMBER_SIGNALS = ("traceChanged", "tokensChanged", "shapeChanged", "configChanged", "maskChanged")
+# The display settings a figure follows (a figure prints its numbers whenever there is
+# room, so "show values" is not one of them).
+FIGURE_SETTINGS = ("theme", "colormap", "zoom")
+PLACEHOLDER_PX = 14
 
 
 def follow_numbers(document, slot, signals: tuple[str, ...] = NUMBER_SIGNALS) -> None:
@@ -38,6 +53,12 @@ def follow_numbers(document, slot, signals: tuple[str, ...] = NUMBER_SIGNALS) ->
     of a number, the config, the tokens or the mask)."""
     for name in signals:
         getattr(document, name).connect(slot)
+
+
+def failure_text(exc: BaseException) -> str:
+    """`IndexError: list index out of range` (the exception's type and message)."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
 class DrawingWidget(QWidget):
@@ -51,6 +72,9 @@ class DrawingWidget(QWidget):
         super().__init__(parent)
         self.document = document
         self.drawing = None
+        self.failure: str | None = None  # why the drawing could not be made or painted
+        self._reported: str | None = None  # the failure already reported (once each)
+        self._dirty = True  # the drawing (if any) is older than the document
         self.theme_name = "light"
         self.colormap = theme.DEFAULT_COLORMAP
         self.zoom = 1.0
@@ -67,13 +91,13 @@ class DrawingWidget(QWidget):
         raise NotImplementedError
 
     def refresh(self, *_args) -> None:
-        """Schedule a rebuild (connect document signals here). In a window's hidden
-        dock, nothing is drawn until the dock is shown (a 2048-token layer's drawing
-        costs ~0.5 s, which a hidden view has no reason to spend)."""
-        if self._in_hidden_dock():
-            self._stale = True
-            return
-        self._timer.start()
+        """The document changed: the drawing is stale. Rebuilt on the next turn, or at
+        the latest before it is next painted or hit; in a window's hidden dock nothing
+        is built until the dock is shown (a 2048-token layer's drawing costs ~0.5 s,
+        which a hidden view has no reason to spend)."""
+        self._dirty = True
+        if not self._in_hidden_dock():
+            self._timer.start()
 
     def _in_hidden_dock(self) -> bool:
         parent = self.parentWidget()
@@ -83,16 +107,18 @@ class DrawingWidget(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        if getattr(self, "_stale", False):
-            self._stale = False
+        if self._dirty:
             self._timer.start()
 
-    def follow(self, signals: tuple[str, ...], settings=None) -> None:
+    def follow(
+        self, signals: tuple[str, ...], settings=None, display: tuple[str, ...] = FIGURE_SETTINGS
+    ) -> None:
         """Rebuild after each of the document's `signals` (names, e.g. NUMBER_SIGNALS) and
-        follow the display settings (settings may be None, e.g. in tests)."""
+        follow the display settings `display` through this widget's `set_<name>`
+        methods (settings may be None, e.g. in tests)."""
         follow_numbers(self.document, self.refresh, signals)
         if settings is not None:
-            bind_display(self, settings)
+            bind_display(self, settings, display)
 
     # ---------------------------------------------------------- display settings --
     def set_theme(self, name: str) -> None:
@@ -108,20 +134,36 @@ class DrawingWidget(QWidget):
         self.zoom = float(factor)
         self.refresh()
 
-    def set_show_values(self, show: bool) -> None:
-        """Drawings print their numbers whenever there is room; nothing to switch."""
-
     # ----------------------------------------------------------------- painting ---
     def _rebuild(self) -> None:
-        if self._in_hidden_dock():
-            self._stale = True  # hidden in a dock meanwhile: drawn when shown
-            return
+        """The coalesced rebuild (the timer's slot)."""
+        if not self._in_hidden_dock():  # hidden in a dock meanwhile: built when shown
+            self._build()
+
+    def current_drawing(self, repaint: bool = True):
+        """The drawing of the document as it is now: rebuilt first when stale (also in a
+        hidden dock: whoever asks — a paint, a grab, a click — needs it now)."""
+        if self._dirty:
+            self._build(repaint)
+        return self.drawing
+
+    def _build(self, repaint: bool = True) -> None:
+        self._timer.stop()
+        self._dirty = False
         self.rebuild_count += 1
         before = None if self.drawing is None else (self.drawing.width, self.drawing.height)
-        self.drawing = self.make_drawing()
-        if (self.drawing.width, self.drawing.height) != before:
+        try:
+            self.drawing = self.make_drawing()
+        except Exception as exc:  # a slot and a paint never raise: say so in the widget
+            self.drawing = None
+            self._failed(exc)
+        else:
+            self.failure = None
+        after = None if self.drawing is None else (self.drawing.width, self.drawing.height)
+        if after != before:
             self.updateGeometry()  # a new minimum size: the dock's scroll area follows
-        self.update()
+        if repaint:
+            self.update()
 
     def transform(self) -> tuple[float, float, float]:
         """(scale, x offset, y offset) that fit the drawing into the widget."""
@@ -132,17 +174,43 @@ class DrawingWidget(QWidget):
         return scale, (self.width() - d.width * scale) / 2, (self.height() - d.height * scale) / 2
 
     def paintEvent(self, _event):
-        if self.drawing is None:
-            self._rebuild()
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), _qcolor(theme.palette(self.theme_name).background))
-        if self.drawing is not None:
-            painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-            scale, dx, dy = self.transform()
-            painter.translate(dx, dy)
-            painter.scale(scale, scale)
-            self.drawing.paint(painter, self.theme_name, self.colormap)
-        painter.end()
+        drawing = self.current_drawing(repaint=False)  # this paint shows it
+        background = qcolor(theme.palette(self.theme_name).background)
+        with painter_on(self) as painter:
+            painter.fillRect(self.rect(), background)
+            if drawing is not None:
+                try:
+                    with saved(painter):
+                        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+                        scale, dx, dy = self.transform()
+                        painter.translate(dx, dy)
+                        painter.scale(scale, scale)
+                        drawing.paint(painter, self.theme_name, self.colormap)
+                except Exception as exc:  # the placeholder instead of a half-drawn figure
+                    self._failed(exc)
+                    painter.fillRect(self.rect(), background)
+                else:
+                    self.failure = self._reported = None
+            if self.failure is not None:
+                self._paint_placeholder(painter)
+
+    def placeholder_text(self) -> str:
+        return f"cannot draw this: {self.failure}"
+
+    def _paint_placeholder(self, painter) -> None:
+        """Plain text, nothing that could fail in turn (no rich text, no figure code)."""
+        painter.setFont(make_font(PLACEHOLDER_PX))
+        painter.setPen(qcolor(theme.palette(self.theme_name).muted))
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+        painter.drawText(self.rect().adjusted(12, 12, -12, -12), flags, self.placeholder_text())
+
+    def _failed(self, exc: Exception) -> None:
+        """Remember why, and report it the first time (not on every repaint)."""
+        self.failure = failure_text(exc)
+        if self.failure != self._reported:
+            self._reported = self.failure
+            name = self.objectName() or type(self).__name__
+            log.error("%s: %s", name, self.placeholder_text(), exc_info=exc)
 
     def sizeHint(self) -> QSize:
         if self.drawing is None:
@@ -163,11 +231,13 @@ class DrawingWidget(QWidget):
         return QPointF((pos.x() - dx) / scale, (pos.y() - dy) / scale)
 
     def hit(self, pos):
-        """What the drawing has at a widget position (None without a `hit` method)."""
-        if self.drawing is None or not hasattr(self.drawing, "hit"):
+        """What the drawing of the document as it is now has at a widget position (None
+        without a drawing or a `hit` method)."""
+        drawing = self.current_drawing()
+        if drawing is None or not hasattr(drawing, "hit"):
             return None
         p = self.to_drawing(pos)
-        return self.drawing.hit(p.x(), p.y())
+        return drawing.hit(p.x(), p.y())
 
     def mousePressEvent(self, event):
         if event.button() == Qt.MouseButton.LeftButton:
@@ -219,7 +289,13 @@ class DrawingWidget(QWidget):
         )
 
     def copy_figure(self) -> None:
-        image = render_drawing(self.export_drawing(False), None, self.theme_name, self.colormap)
+        try:
+            drawing = self.export_drawing(False)
+            image = render_drawing(drawing, None, self.theme_name, self.colormap)
+        except Exception as exc:  # said, never raised out of the menu's slot
+            self._failed(exc)
+            QMessageBox.critical(self, "Copy failed", f"cannot draw this: {failure_text(exc)}")
+            return
         QGuiApplication.clipboard().setImage(image)
 
 
@@ -234,13 +310,17 @@ def save_drawing_as(parent, title: str, name: str, make, theme_name: str, colorm
     if Path(path).suffix.lower() not in FIGURE_SUFFIXES:
         path += ".png"
     suffix = Path(path).suffix.lower()
-    drawing = make(suffix != ".png")
     try:
+        drawing = make(suffix != ".png")
         atomic_write(
             Path(path),
             lambda tmp: WRITERS[suffix](tmp, drawing, theme_name=theme_name, colormap=colormap),
         )
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:  # a file that cannot be written, a bad choice
         QMessageBox.critical(parent, "Export failed", str(exc))
+        return None
+    except Exception as exc:  # a figure that cannot be drawn: said, never raised
+        log.error("%s: cannot draw this: %s", title, failure_text(exc), exc_info=exc)
+        QMessageBox.critical(parent, "Export failed", f"cannot draw this: {failure_text(exc)}")
         return None
     return path

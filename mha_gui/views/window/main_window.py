@@ -180,7 +180,6 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.views: dict[str, QWidget] = {}
         for spec in registry.views():
             widget = spec.create(self.document, self.display)
-            widget.setObjectName(spec.object_name)
             content = widget
             if isinstance(widget, DrawingWidget):  # scrolls in a dock narrower than it reads
                 content = QScrollArea()

@@ -1,14 +1,18 @@
-"""Where views and menu actions announce themselves, so adding one touches one line.
+"""Where the docks and menu actions announce themselves, so adding one touches one line.
 
-A view is a module of its own (e.g. views/docks/neuron/neuron_view.py) that calls `register_view()`
-at import time with a `ViewSpec`: its dock widget and, when it can be exported, a
-*drawing* builder (export/drawing.py) — the same drawing paints the widget on screen and
-the exported PNG/SVG/PDF, and `mha-gui export --view NAME` finds it by name. Menu
-actions (identity demonstrations, snapshots, modes) register an `ActionSpec`, and a
-figure without a dock (each identity's) a `FigureSpec`. The one
-line to add is the module's name in `VIEW_MODULES` below; the main window builds a dock
-(and a View ▸ Panels toggle) for every registered view and puts every registered action
-in its menu.
+A docked view lives in its own folder (views/docks/<view>/) and registers itself at
+import time with one line:
+
+    register_view(ViewSpec("lines", LineView, "lineView", "Token lines", figure="lines"))
+
+— its name (the dock is `dock.<name>`), its widget class (built as `cls(document,
+settings)`), the objectName the window and the tests find it by (set here, in
+`ViewSpec.create`, and nowhere else), the dock title and menu text, and the name of its
+figure in export/figures/registry.py when it has one (the same Drawing paints the dock
+and `mha-gui export --view NAME`). Menu actions (identity demonstrations, snapshots,
+modes) register an `ActionSpec`. The module's name goes in `VIEW_MODULES` below; the
+main window builds a dock (and a View ▸ Panels toggle) for every registered view and
+puts every registered action in its menu.
 """
 
 from __future__ import annotations
@@ -17,9 +21,10 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mha_gui.export.drawing import FigureOptions
+from mha_gui.export.figures.registry import FIGURES
 
-# One line per view or action module: importing it registers it.
+# One line per view or action module: importing it registers it (in this order: the
+# docks' order in View ▸ Panels).
 VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.docks.diff.diff_view",
     "mha_gui.views.dialogs.identity_demos",
@@ -34,45 +39,35 @@ VIEW_MODULES: tuple[str, ...] = (
     "mha_gui.views.docks.lesson.lesson_panel",
 )
 
-__all__ = [
-    "ActionSpec",
-    "FigureOptions",
-    "FigureSpec",
-    "ViewSpec",
-    "register_action",
-    "register_figure",
-    "register_view",
-]
+__all__ = ["ActionSpec", "ViewSpec", "actions", "register_action", "register_view", "views"]
+
+AREAS = ("left", "right", "bottom")
 
 
 @dataclass(frozen=True)
 class ViewSpec:
-    """A dockable view.
+    """A dockable view: `create(document, settings)` builds `widget(document, settings)`
+    named `object_name`; the widget subscribes to the document and the display settings
+    itself."""
 
-    `create(document, settings)` builds the widget (objectName `object_name`), which
-    subscribes to the document and the display settings itself. `drawing(data, options)`
-    returns a Drawing of what the view shows for a StageData (the window's Document or an
-    engine SessionData) — None when the view has no figure. `requires` names the
-    FigureOptions fields the CLI must be given (e.g. ("against",)).
-    """
-
-    name: str  # `--view NAME`, e.g. "neuron"
-    title: str  # dock title and menu text
+    name: str  # the dock's key, e.g. "neuron" (dock `dock.neuron`)
+    widget: Callable  # the widget class, called as widget(document, settings)
     object_name: str  # e.g. "neuronView"
-    create: Callable
-    drawing: Callable | None = None
+    title: str  # dock title and menu text
+    figure: str | None = None  # its figure in export/figures/registry.py (None: none)
     area: str = "right"  # "left", "right" or "bottom"
-    requires: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.figure is not None and self.figure not in FIGURES:
+            raise ValueError(f"view {self.name!r} names an unknown figure {self.figure!r}")
+        if self.area not in AREAS:
+            raise ValueError(f"view {self.name!r}: area must be one of {AREAS}")
 
-@dataclass(frozen=True)
-class FigureSpec:
-    """A figure `mha-gui export --view NAME` can draw that has no dock of its own (an
-    identity demonstration lives in a dialog): `drawing(data, options)` as for a view."""
-
-    name: str
-    drawing: Callable
-    requires: tuple[str, ...] = ()
+    def create(self, document, settings=None):
+        """The dock's widget, with its objectName (the one place it is set)."""
+        widget = self.widget(document, settings)
+        widget.setObjectName(self.object_name)
+        return widget
 
 
 @dataclass(frozen=True)
@@ -89,7 +84,6 @@ class ActionSpec:
 
 
 _VIEWS: dict[str, ViewSpec] = {}
-_FIGURES: dict[str, FigureSpec] = {}
 _ACTIONS: dict[str, ActionSpec] = {}
 
 
@@ -97,13 +91,6 @@ def register_view(spec: ViewSpec) -> ViewSpec:
     if spec.name in _VIEWS and _VIEWS[spec.name] is not spec:
         raise ValueError(f"two views are registered as {spec.name!r}")
     _VIEWS[spec.name] = spec
-    return spec
-
-
-def register_figure(spec: FigureSpec) -> FigureSpec:
-    if spec.name in _VIEWS or (spec.name in _FIGURES and _FIGURES[spec.name] is not spec):
-        raise ValueError(f"two figures are registered as {spec.name!r}")
-    _FIGURES[spec.name] = spec
     return spec
 
 
@@ -122,25 +109,12 @@ def views() -> list[ViewSpec]:
     return list(_VIEWS.values())
 
 
+def view_spec(name: str) -> ViewSpec:
+    """The registered view `name` (KeyError for an unknown one)."""
+    _load()
+    return _VIEWS[name]
+
+
 def actions() -> list[ActionSpec]:
     _load()
     return list(_ACTIONS.values())
-
-
-def figure_views() -> dict[str, ViewSpec | FigureSpec]:
-    """The views and figures `mha-gui export --view NAME` can draw, by name."""
-    drawn = {spec.name: spec for spec in views() if spec.drawing is not None}
-    return {**drawn, **_FIGURES}
-
-
-def view_drawing(name: str, data, options: FigureOptions):
-    """The Drawing of view `name`; ValueError naming the choices or the missing option."""
-    known = figure_views()
-    if name not in known:
-        choices = ", ".join(["stage", *sorted(known)])
-        raise ValueError(f"unknown view {name!r}; choose one of: {choices}")
-    spec = known[name]
-    for need in spec.requires:
-        if getattr(options, need) is None:
-            raise ValueError(f"--view {name} needs --{need.replace('_', '-')}")
-    return spec.drawing(data, options)

@@ -14,12 +14,9 @@ from PySide6.QtWidgets import QCheckBox
 from mha_gui.document import Document
 from mha_gui.engine import load_preset
 from mha_gui.engine.session import load_session
-from mha_gui.views.docks.contributions.contribution_view import (
-    Cell,
-    ContributionView,
-    Header,
-    contribution_drawing,
-)
+from mha_gui.export.figures.contributions import Cell, Header, contribution_drawing
+from mha_gui.views.docks.contributions.contribution_view import ContributionView
+from tests.views.docks.drawing_views import make_view
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -27,7 +24,7 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 @pytest.fixture
 def view(show_widget):
     doc = Document(load_preset("gqa"))
-    yield show_widget(ContributionView(doc), 900, 420)
+    yield show_widget(make_view("contributions", doc), 900, 420)
     doc.deleteLater()
 
 

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 from mha_gui.engine.session import save_session
-from mha_gui.views.docks.diff.diff_view import DiffView, snapshot_store
+from mha_gui.export.figures.registry import figure_spec
+from mha_gui.views.docks.diff.diff_view import snapshot_store
 from mha_gui.views.window import registry
+from tests.views.docks.drawing_views import make_view
 
 
 def spec(name):
@@ -16,7 +18,7 @@ def spec(name):
 
 @pytest.fixture
 def view(window, show_widget):
-    return show_widget(DiffView(window.document), 900, 500)
+    return show_widget(make_view("diff", window.document), 900, 500)
 
 
 def settle(qtbot, view):
@@ -33,8 +35,9 @@ def panels(view):
 def test_registered_with_its_shortcut_and_view():
     action = spec("action.snapshot")
     assert action.menu in ("Edit", "View") and action.shortcut == "Ctrl+Alt+P"
-    assert registry.figure_views()["diff"].requires == ("against",)
-    assert registry.figure_views()["diff"].object_name == "diffView"
+    view = registry.view_spec("diff")
+    assert view.object_name == "diffView" and view.figure == "diff"
+    assert figure_spec(view.figure).requires == ("against",)
 
 
 def test_the_shortcut_is_free_in_the_window(window):
@@ -91,7 +94,7 @@ def test_an_edit_after_pinning_shows_now_minus_snapshot_for_every_stage(window, 
         for title, diff in matrices.items():
             np.testing.assert_allclose(shown[title].matrix, diff, rtol=1e-12, atol=1e-12)
             largest = float(np.abs(diff).max())
-            from mha_gui.export.difference import change_text
+            from mha_gui.export.figures.difference import change_text
 
             assert shown[title].title.endswith(f"max|Δ| {change_text(largest)}"), title
     # the edit of head 1 changed A₁, not A₀

@@ -1,5 +1,7 @@
-"""The token line view: its lines are the weights, hovering a token keeps only its lines,
-a head's chip hides and shows that head's pixels, and the CLI draws the same figure."""
+"""The token line dock: its lines are the weights, hovering a token keeps only its lines,
+a head's chip hides and shows that head's pixels, a click follows a query, and the
+window's export is the figure on screen (the figure's own tests:
+tests/export/figures/test_lines.py)."""
 
 from __future__ import annotations
 
@@ -9,21 +11,25 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from mha_gui.cli import main
-from mha_gui.engine import load_preset
 from mha_gui.engine.stage_panels import SessionData
-from mha_gui.engine.token_lines import READABLE_TOKENS, THIN_BELOW, token_lines
 from mha_gui.export.drawing import FigureOptions, render_drawing
-from mha_gui.views.docks.lines.line_view import CHIP_H, LinesDrawing, LineView
+from mha_gui.export.figures.lines import CHIP_H
+from mha_gui.export.figures.registry import draw_figure
 from mha_gui.views.window import registry
-from tests.views.drawing_views import QT_LOG_IGNORE, pixels, settle, shown_view, widget_point
+from tests.views.docks.drawing_views import (
+    QT_LOG_IGNORE,
+    pixels,
+    settle,
+    shown_view,
+    widget_point,
+)
 
 pytestmark = QT_LOG_IGNORE
 
 
 @pytest.fixture
 def view(show_widget, qtbot):
-    return shown_view(show_widget, qtbot, LineView, "causal-6x16", 900, 600)
+    return shown_view(show_widget, qtbot, "lines", "causal-6x16", 900, 600)
 
 
 def query_point(view, j) -> QPoint:
@@ -120,55 +126,11 @@ def test_follows_edits_and_theme(view, qtbot):
     assert not np.array_equal(light, pixels(view))
 
 
-def test_many_tokens_thin_the_weak_lines_and_say_so():
-    session = load_preset("bert-base")
-    d = LinesDrawing(SessionData(session))
-    trace = session.run()
-    assert session.config.n > READABLE_TOKENS and d.model.threshold == THIN_BELOW
-    assert all(ln.weight >= THIN_BELOW for ln in d.model.lines)
-    assert len(d.model.lines) == int((trace.weights >= THIN_BELOW).sum())
-    assert any("lines weaker than 0.1 are left out" in note for note in d.notes)
-    # the row range makes every row's strongest key a line
-    row = LinesDrawing(SessionData(session), weights_range="row")
-    assert len(row.model.lines) >= 12 * 128
-
-
-def test_token_lines_with_a_range_and_a_focus():
-    w = np.array([[[0.5, 0.5], [0.2, 0.8]]])
-    mask = np.array([[False, True], [False, False]])
-    model = token_lines(w, mask, focus=("key", 1), weights_range="row")
-    assert [(ln.query, ln.key, ln.weight, ln.strength) for ln in model.lines] == [(1, 1, 0.8, 1.0)]
-    with pytest.raises(ValueError, match="focus"):
-        token_lines(w, mask, focus=("value", 0))
-
-
-def test_one_head_from_the_cli_options():
-    data = SessionData(load_preset("causal-6x16"))
-    one = registry.view_drawing("lines", data, FigureOptions(extra={"head": 2}))
-    assert one.heads == (2,) and {ln.head for ln in one.model.lines} == {2}
-    every = registry.view_drawing("lines", data, FigureOptions())
-    assert every.heads == (0, 1, 2, 3)
-    with pytest.raises(ValueError, match="head 7 is out of range"):
-        registry.view_drawing("lines", data, FigureOptions(extra={"head": 7}))
-
-
-def test_cli_exports_the_lines(tmp_path, capsys):
-    out = tmp_path / "lines.svg"
-    code = main(["export", "--preset", "toy", "--view", "lines", "--out", str(out)])
-    assert code == 0, capsys.readouterr().err
-    svg = out.read_text()
-    assert "Token lines" in svg and "head 1" in svg and "<image" not in svg
-    png = tmp_path / "lines.png"
-    code = main(
-        ["export", "--preset", "toy", "--view", "lines", "--theme", "dark", "--out", str(png)]
-    )
-    assert code == 0 and png.stat().st_size > 10_000
-
-
 def test_the_window_export_is_the_view_on_screen(view, qtbot):
     qtbot.mouseClick(view, Qt.LeftButton, pos=chip_point(view, 1))
     settle(qtbot, view)
     doc = view.document
     options = FigureOptions(head=doc.view.head, query=doc.view.query, extra={"hidden": view.hidden})
-    exported = registry.view_drawing("lines", SessionData(doc.snapshot()), options)
+    spec = registry.view_spec("lines")
+    exported = draw_figure(spec.figure, SessionData(doc.snapshot()), options)
     assert render_drawing(exported, 700) == render_drawing(view.drawing, 700)

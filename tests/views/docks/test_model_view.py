@@ -8,7 +8,8 @@ from PySide6.QtWidgets import QMessageBox
 from mha_gui.cli import main
 from mha_gui.engine.models import attention_maps, open_layer
 from mha_gui.engine.models.origin import ModelOrigin
-from mha_gui.export.figures.model_grid import MessageDrawing, ModelGridDrawing
+from mha_gui.export.figures.message import MessageDrawing
+from mha_gui.export.figures.model_grid import ModelGridDrawing
 from mha_gui.views.docks.model.model_view import ModelView
 from tests.engine.models.builders import SENTENCE, build_model
 
@@ -46,7 +47,7 @@ def test_without_a_model_the_view_says_how_to_open_one(window, qtbot):
     view = _shown(window, qtbot)
     qtbot.waitUntil(lambda: view.drawing is not None)
     assert isinstance(view.drawing, MessageDrawing)
-    assert "File ▸ Open model…" in view.drawing.text and not view.computing
+    assert "File ▸ Open model…" in view.drawing.description and not view.computing
 
 
 def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbot, gpt2, dialogs):
@@ -82,10 +83,10 @@ def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbo
     # a saved layer of a model (no folder known here): the view says where it came from
     window.document.open_session(doc.snapshot())
     qtbot.waitUntil(lambda: isinstance(view.drawing, MessageDrawing))
-    assert "came from gpt2 · layer 2 of 3" in view.drawing.text
+    assert "came from gpt2 · layer 2 of 3" in view.drawing.description
     # another session, not from a model: the view says how to open one
     window.document.open_preset("toy")
-    qtbot.waitUntil(lambda: "not a layer of a real model" in view.drawing.text)
+    qtbot.waitUntil(lambda: "not a layer of a real model" in view.drawing.description)
 
 
 def test_a_failure_is_said_in_the_view(window, qtbot, tmp_path):

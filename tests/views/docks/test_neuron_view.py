@@ -8,19 +8,24 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from mha_gui.cli import main
-from mha_gui.engine import load_preset
 from mha_gui.engine.stage_panels import SessionData
 from mha_gui.export.drawing import FigureOptions, render_drawing
-from mha_gui.views.docks.neuron.neuron_view import NeuronDrawing, NeuronView
+from mha_gui.export.figures.registry import draw_figure
 from mha_gui.views.window import registry
-from tests.views.drawing_views import QT_LOG_IGNORE, pixels, settle, shown_view, widget_point
+from tests.views.docks.drawing_views import (
+    QT_LOG_IGNORE,
+    pixels,
+    settle,
+    shown_view,
+    widget_point,
+)
 
 pytestmark = QT_LOG_IGNORE
 
 
 @pytest.fixture
 def view(show_widget, qtbot):
-    return shown_view(show_widget, qtbot, NeuronView, "toy", 900, 700)
+    return shown_view(show_widget, qtbot, "neuron", "toy", 900, 700)
 
 
 def key_point(view, k) -> QPoint:
@@ -117,11 +122,11 @@ def test_bad_key_is_refused_and_nothing_changes(view):
 
 
 def test_registered_and_exported_like_the_window(view, tmp_path, capsys):
-    spec = registry.figure_views()["neuron"]
-    assert spec.object_name == "neuronView"
+    spec = registry.view_spec("neuron")
+    assert spec.object_name == "neuronView" and spec.figure == "neuron"
     doc = view.document
     options = FigureOptions(head=doc.view.head, query=doc.view.query)
-    exported = registry.view_drawing("neuron", SessionData(doc.snapshot()), options)
+    exported = draw_figure(spec.figure, SessionData(doc.snapshot()), options)
     on_screen = view.drawing
     a = render_drawing(exported, 800).convertToFormat(render_drawing(on_screen, 800).format())
     assert a == render_drawing(on_screen, 800)
@@ -135,19 +140,3 @@ def test_registered_and_exported_like_the_window(view, tmp_path, capsys):
     svg = out.read_text()
     # toy, head 1: q₂ = (2, 2), k₀ = (1, 1): vector text, the sum written out
     assert "Σ = 2 + 2 = 4" in svg and "S₁[2, 0] = scale × " in svg and "<image" not in svg
-
-
-def test_cli_without_key_takes_the_strongest(tmp_path, capsys):
-    out = tmp_path / "n.png"
-    code = main(["export", "--preset", "gqa", "--view", "neuron", "--head", "5", "--out", str(out)])
-    assert code == 0, capsys.readouterr().err
-    assert out.stat().st_size > 10_000
-    d = NeuronDrawing(SessionData(load_preset("gqa")), 5, 0, None)
-    assert not d.n.chosen and d.n.group == 1
-
-
-def test_cli_key_out_of_range_writes_nothing(tmp_path, capsys):
-    out = tmp_path / "n.png"
-    code = main(["export", "--preset", "toy", "--view", "neuron", "--key", "4", "--out", str(out)])
-    assert code == 2 and "--key 4 is out of range" in capsys.readouterr().err
-    assert not out.exists()

@@ -11,7 +11,7 @@ import pytest
 from mha_gui.cli import info_text
 from mha_gui.document import Document
 from mha_gui.engine import load_preset
-from mha_gui.views.docks.stats.stats_panel import StatsPanel
+from tests.views.docks.drawing_views import make_view
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -25,7 +25,7 @@ def info_numbers(text: str) -> list[str]:
 @pytest.fixture
 def panel(qtbot):
     doc = Document(load_preset("gqa"))
-    p = StatsPanel(doc)
+    p = make_view("stats", doc)
     qtbot.addWidget(p)
     yield p
     doc.deleteLater()
@@ -34,7 +34,7 @@ def panel(qtbot):
 @pytest.mark.parametrize("preset", ["toy", "gqa", "bert-base"])
 def test_the_panel_shows_every_number_info_prints(qtbot, preset):
     doc = Document(load_preset(preset))
-    panel = StatsPanel(doc)
+    panel = make_view("stats", doc)
     qtbot.addWidget(panel)
     text = panel.text()
     assert panel.objectName() == "statsPanel"
@@ -47,7 +47,7 @@ def test_the_panel_shows_every_number_info_prints(qtbot, preset):
 
 
 def test_the_panel_follows_a_change_of_n(panel, qtbot):
-    doc = panel.document
+    doc = panel.doc
     doc.set_config(n=9)
     qtbot.wait(5)
     text = panel.text()
@@ -62,7 +62,7 @@ def test_the_panel_follows_a_change_of_n(panel, qtbot):
 
 
 def test_the_panel_follows_the_heads_and_the_theme(panel, qtbot):
-    doc = panel.document
+    doc = panel.doc
     doc.set_config(h=4, h_kv=1)
     text = panel.text()
     assert text.startswith("MQA") and "h = 4" in text

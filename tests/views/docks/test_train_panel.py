@@ -31,6 +31,20 @@ def click(qtbot, widget):
     qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
 
 
+def cell_point(grid, r: int, c: int) -> QPoint:
+    """The middle of the pixels where the grid's own hit test (the one a click uses)
+    finds cell (r, c)."""
+    hits = [
+        (x, y)
+        for x in range(grid.width())
+        for y in range(grid.height())
+        if grid.cell_at(x + 0.5, y + 0.5) == (r, c)
+    ]
+    assert hits, (r, c)
+    xs, ys = zip(*hits, strict=True)
+    return QPoint((min(xs) + max(xs)) // 2, (min(ys) + max(ys)) // 2)
+
+
 def argmax_rows(doc, head):
     return doc.trace().weights[head].argmax(axis=1)
 
@@ -119,12 +133,11 @@ def test_bad_input_changes_nothing(window, panel, qtbot):
     click(qtbot, panel.step_button)
     assert "Paint the target" in panel.message.text() and panel.trainer is None
     grid = panel.target_grid
-    x, y = grid.cell_centre(0, 3)  # query 0 cannot see key 3 under the causal mask
-    qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=QPoint(int(x), int(y)))
+    # query 0 cannot see key 3 under the causal mask
+    qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=cell_point(grid, 0, 3))
     assert "blocked" in panel.message.text() and not panel._painted.any()
     for r, c in ((0, 0), (1, 0), (2, 1), (3, 2)):
-        x, y = grid.cell_centre(r, c)
-        qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=QPoint(int(x), int(y)))
+        qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=cell_point(grid, r, c))
     assert panel._painted.sum() == 4
     click(qtbot, panel.step_button)
     assert panel.trainer is not None and doc.undo_stack.count() == count + 1

@@ -22,15 +22,10 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from mha_gui import theme
 from mha_gui.engine.numbers import sub
 from mha_gui.export.drawing import FigureOptions
-from mha_gui.export.figures.contributions import (
-    Cell,
-    ContributionDrawing,
-    Header,
-    contribution_drawing,
-)
-from mha_gui.views.settings.display_options import bind_display
+from mha_gui.export.figures.contributions import Cell, ContributionDrawing, contribution_drawing
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
 from mha_gui.views.widgets.flow_layout import FlowLayout
+from mha_gui.views.widgets.retire import retire
 from mha_gui.views.window.registry import ViewSpec, register_view
 
 
@@ -41,11 +36,12 @@ class ContributionCanvas(DrawingWidget):
     max_scale = 1.2
     min_scale = 0.0  # lays itself out for the dock's width instead of scrolling
 
-    def __init__(self, document, parent=None):
+    def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
         self.setObjectName("contributionCanvas")
         self.follow(
-            ("traceChanged", "configChanged", "shapeChanged", "tokensChanged", "viewChanged")
+            ("traceChanged", "configChanged", "shapeChanged", "tokensChanged", "viewChanged"),
+            settings,
         )
         self.hitClicked.connect(self._clicked)
 
@@ -67,11 +63,12 @@ class ContributionCanvas(DrawingWidget):
 
 
 class ContributionView(QWidget):
-    """The dock: switches `ablate.i` (checked = head i off) above the bar table."""
+    """The dock: switches `ablate.i` (checked = head i off) above the bar table. The
+    switches follow the configuration whether the dock is shown or not: there is one per
+    head of the layer, never one for a head it no longer has."""
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
-        self.setObjectName("contributionView")
         self.document = document
         self.boxes: list[QCheckBox] = []
         layout = QVBoxLayout(self)
@@ -91,13 +88,11 @@ class ContributionView(QWidget):
         self.flow = FlowLayout(self.flow_host, h_spacing=10, v_spacing=2)
         row.addWidget(self.flow_host, 1)
         layout.addWidget(self.bar)
-        self.canvas = ContributionCanvas(document, self)
+        self.canvas = ContributionCanvas(document, settings, self)
         layout.addWidget(self.canvas, 1)
         document.configChanged.connect(self.sync)
         document.shapeChanged.connect(self.sync)
         self.sync()
-        if settings is not None:
-            bind_display(self, settings)
 
     # ------------------------------------------------------------------ switches ---
     def sync(self, *_args) -> None:
@@ -112,11 +107,12 @@ class ContributionView(QWidget):
             box.setText(f"head {i}" + (" (off)" if i in off else ""))
 
     def _rebuild_boxes(self, h: int) -> None:
-        for box in self.boxes:
+        """One box per head: the boxes of heads the layer lost are gone at once."""
+        for box in self.boxes[h:]:
             self.flow.removeWidget(box)
-            box.deleteLater()
-        self.boxes = []
-        for i in range(h):
+            retire(box)
+        self.boxes = self.boxes[:h]
+        for i in range(len(self.boxes), h):
             box = QCheckBox(f"head {i}", self.flow_host)
             box.setObjectName(f"ablate.{i}")
             box.setToolTip(
@@ -137,33 +133,20 @@ class ContributionView(QWidget):
 
     def _switch(self, head: int, off: bool) -> None:
         try:
-            self.document.set_ablated(head, bool(off))
+            if head < self.document.config.h:  # a box is never older than the layer
+                self.document.set_ablated(head, bool(off))
         finally:
             self.sync()  # the box shows what the document holds, whatever happened
-
-    # ---------------------------------------------------------- display settings ---
-    def set_theme(self, name: str) -> None:
-        self.canvas.set_theme(name)
-
-    def set_colormap(self, name: str) -> None:
-        self.canvas.set_colormap(name)
-
-    def set_zoom(self, factor: float) -> None:
-        self.canvas.set_zoom(factor)
-
-    def set_show_values(self, show: bool) -> None:
-        self.canvas.set_show_values(show)
 
 
 register_view(
     ViewSpec(
-        name="contributions",
-        title="Head contributions",
-        object_name="contributionView",
-        create=lambda document, settings: ContributionView(document, settings),
-        drawing=contribution_drawing,
-        area="right",
+        "contributions",
+        ContributionView,
+        "contributionView",
+        "Head contributions",
+        figure="contributions",
     )
 )
 
-__all__ = ["Cell", "ContributionDrawing", "ContributionView", "Header", "contribution_drawing"]
+__all__ = ["ContributionView"]

@@ -3,9 +3,10 @@
 Edit ▸ Pin snapshot (`action.snapshot`, Ctrl+Alt+P) keeps a copy of the session beside
 the document. Pinning changes no number, so it is not an undo step. The dock `diffView`
 then draws, for the stage the slider shows, every panel of that stage as now − snapshot
-on a diverging colour scale, each titled with its largest change (export/difference.py;
-the same drawing is `mha-gui export --view diff --against OTHER.json`). With nothing
-pinned it says how to pin; a snapshot of other dimensions is explained, not subtracted.
+on a diverging colour scale, each titled with its largest change (the figure is
+export/figures/difference.py; the same drawing is `mha-gui export --view diff --against
+OTHER.json`). With nothing pinned it says how to pin; a snapshot of other dimensions is
+explained, not subtracted.
 The snapshot survives opening another file, so two files can be compared.
 """
 
@@ -18,7 +19,8 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
 from mha_gui.engine.difference import shape_problem
 from mha_gui.engine.session import Session
-from mha_gui.export.difference import MessageDrawing, diff_view_drawing, difference_figure
+from mha_gui.export.figures.difference import difference_figure
+from mha_gui.export.figures.message import MessageDrawing
 from mha_gui.views.widgets.drawing_widget import (
     NUMBER_SIGNALS,
     DrawingWidget,
@@ -78,7 +80,6 @@ class DiffView(DrawingWidget):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
-        self.setObjectName("diffView")
         self.setMinimumHeight(240)  # readable when its dock first opens
         self.store = snapshot_store(document)
         self.store.changed.connect(self.refresh)
@@ -191,17 +192,7 @@ def _trigger_clear(window) -> None:
     snapshot_store(window.document).clear()
 
 
-register_view(
-    ViewSpec(
-        name="diff",
-        title="Now − snapshot",
-        object_name="diffView",
-        create=lambda document, settings: DiffView(document, settings),
-        drawing=diff_view_drawing,
-        area="bottom",
-        requires=("against",),
-    )
-)
+register_view(ViewSpec("diff", DiffView, "diffView", "Now − snapshot", "diff", "bottom"))
 register_action(
     ActionSpec(
         menu="Edit",

@@ -40,6 +40,7 @@ from mha_gui.engine.exercises import Exercise, make_exercise
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
 from mha_gui.theme import ERROR_RED
+from mha_gui.views.widgets.retire import retire
 from mha_gui.views.window.registry import ActionSpec, ViewSpec, register_action, register_view
 
 RIGHT, WRONG = "#1b7f2a", ERROR_RED  # readable on light and dark backgrounds
@@ -51,7 +52,6 @@ class ExercisePanel(QWidget):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
-        self.setObjectName("exercisePanel")
         self.document = document
         self.exercise: Exercise | None = None
         self.rows: list[dict] = []
@@ -242,10 +242,11 @@ class ExercisePanel(QWidget):
             )
 
     def _clear_rows(self) -> None:
+        """The blanks' lines go at once: no Check button outlives its blank."""
         for row in self.rows:
             for w in row["widgets"]:
                 self.grid.removeWidget(w)
-                w.deleteLater()
+                retire(w)
         self.rows = []
 
     def check(self, i: int) -> bool | None:
@@ -360,15 +361,7 @@ def _toggle(window) -> None:
             dock.hide()
 
 
-register_view(
-    ViewSpec(
-        name="exercise",
-        title="Exercise",
-        object_name="exercisePanel",
-        create=lambda document, settings: ExercisePanel(document, settings),
-        area="right",
-    )
-)
+register_view(ViewSpec("exercise", ExercisePanel, "exercisePanel", "Exercise"))
 register_action(
     ActionSpec(
         menu="View",

@@ -5,17 +5,18 @@ view computes the attention weights of every layer in one pass through the block
 worker thread with its progress shown, and draws them as a grid (export/figures/model_grid.py).
 A click on a map opens that layer in the window — after the save prompt, as a new
 session — with that head inspected. Without a model, the view says how to open one.
-`mha-gui export --model DIR --text ... --view model --out grid.png` writes the figure.
+`mha-gui export --model DIR --text ... --view model --out grid.png` writes the figure
+(export/figures/model_grid.py `model_drawing`).
 """
 
 from __future__ import annotations
 
-from mha_gui.engine.models import attention_maps
 from mha_gui.engine.models.families import family_titles
-from mha_gui.export.figures.model_grid import MessageDrawing, ModelGridDrawing
+from mha_gui.export.figures.message import MessageDrawing
+from mha_gui.export.figures.model_grid import ModelGridDrawing
 from mha_gui.views.docks.model.model_job import ModelJob
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
-from mha_gui.views.window.registry import FigureOptions, ViewSpec, register_view
+from mha_gui.views.window.registry import ViewSpec, register_view
 
 NO_MODEL = (
     "The session open now is not a layer of a real model. File ▸ Open model… "
@@ -24,19 +25,6 @@ NO_MODEL = (
     "shows the attention weights of every layer × head on that sentence. Click a map to "
     "open its layer."
 )
-
-
-def model_drawing(_data, options: FigureOptions) -> ModelGridDrawing:
-    """`export --model DIR --text ... --view model`: the grid of every layer × head."""
-    extra = options.extra or {}
-    if not extra.get("model"):
-        raise ValueError("--view model needs --model DIR and --text (or --token-ids)")
-    ids = extra.get("token_ids")
-    maps = attention_maps(extra["model"], text=extra.get("text"), token_ids=ids)
-    layer = extra.get("layer")
-    if layer is not None and layer < 0:  # --layer -1: the last
-        layer += maps.info.n_layers
-    return ModelGridDrawing(maps, layer=layer, head=extra.get("head"))
 
 
 def _key(origin) -> tuple:
@@ -49,7 +37,6 @@ class ModelView(DrawingWidget):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
-        self.setObjectName("modelView")
         self.maps = None  # the ModelAttention of `self.maps_key`
         self.maps_key: tuple | None = None
         self.job: ModelJob | None = None
@@ -70,7 +57,7 @@ class ModelView(DrawingWidget):
                     f"This session came from {source}, but the model's folder and sentence "
                     f"are not open in this window. " + NO_MODEL.split(". ", 1)[1]
                 )
-            return MessageDrawing("Model view: every layer × head", text)
+            return MessageDrawing("Model view: every layer × head", text, rich=False)
         key = _key(origin)
         if self.maps is not None and self.maps_key == key:
             fit = (max(self.width(), 480), max(self.height(), 320))
@@ -78,7 +65,10 @@ class ModelView(DrawingWidget):
                 self.maps, origin.layer, self.document.view.head, hint=True, fit=fit
             )
         if self.error is not None and self.error[0] == key:
-            return MessageDrawing("Cannot compute the attention maps", self.error[1], True)
+            reason = self.error[1]
+            return MessageDrawing(
+                "Cannot compute the attention maps", reason, error=True, rich=False
+            )
         if self.job_key != key:
             self._start(origin)
         done, total = self.progress
@@ -86,6 +76,7 @@ class ModelView(DrawingWidget):
         return MessageDrawing(
             "Computing the attention maps…",
             f"Running every layer of {origin.path.name} on the sentence{counted}.",
+            rich=False,
         )
 
     def _start(self, origin) -> None:
@@ -160,14 +151,7 @@ class ModelView(DrawingWidget):
 
 
 register_view(
-    ViewSpec(
-        "model",
-        "Model: every layer × head",
-        "modelView",
-        create=lambda document, settings: ModelView(document, settings),
-        drawing=model_drawing,
-        area="bottom",
-    )
+    ViewSpec("model", ModelView, "modelView", "Model: every layer × head", "model", "bottom")
 )
 
-__all__ = ["ModelGridDrawing", "ModelView", "model_drawing"]
+__all__ = ["ModelView"]

@@ -8,36 +8,31 @@ query j as bars, the blocked keys hatched and the chosen key highlighted.
 
 The figure is a Drawing (export/drawing.py): the same object paints the dock widget and
 `mha-gui export --view neuron --head I --query J [--key K]`. This module is the dock and
-its registration; the layout is export/figures/neuron_layout.py, the painting
-export/figures/neuron.py.
+its registration; the layout is export/figures/neuron_layout.py, the painting (and the
+figure's builder) export/figures/neuron.py.
 """
 
 from __future__ import annotations
 
 from mha_gui.engine.stage_panels import check_weights_range
 from mha_gui.export.figures.neuron import NeuronDrawing
-from mha_gui.views.widgets.drawing_widget import NUMBER_SIGNALS, DrawingWidget
-from mha_gui.views.window.registry import FigureOptions, ViewSpec, register_view
-
-
-def neuron_drawing(data, options: FigureOptions) -> NeuronDrawing:
-    """The neuron view of options.head / query / key (None: the strongest key)."""
-    return NeuronDrawing(data, options.head, options.query, options.key, options.weights_range)
+from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget
+from mha_gui.views.window.registry import ViewSpec, register_view
 
 
 class NeuronView(DrawingWidget):
     """The dock: follows the document's head, query and numbers; a click on a key takes
     that key's score apart (a click on the chosen key goes back to the strongest key).
     The chosen key is view state, not an undo step; it is kept when the head changes
-    (compare heads on one pair) and reset when the query changes."""
+    (compare heads on one pair) and reset when the query changes. Follows View ▸ Weights
+    range."""
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
-        self.setObjectName("neuronView")
         self.key: int | None = None
         self.weights_range = "fixed"
         self._query = document.view.query
-        self.follow(NUMBER_SIGNALS, settings)
+        self.follow(NUMBER_SIGNALS, settings, (*FIGURE_SETTINGS, "weights_range"))
         document.viewChanged.connect(self._view_changed)
         self.hitClicked.connect(self._clicked)
 
@@ -71,15 +66,6 @@ class NeuronView(DrawingWidget):
         return NeuronDrawing(doc, view.head, view.query, self.key, self.weights_range)
 
 
-register_view(
-    ViewSpec(
-        "neuron",
-        "Neuron view",
-        "neuronView",
-        create=lambda document, settings: NeuronView(document, settings),
-        drawing=neuron_drawing,
-        area="right",
-    )
-)
+register_view(ViewSpec("neuron", NeuronView, "neuronView", "Neuron view", figure="neuron"))
 
-__all__ = ["NeuronDrawing", "NeuronView", "neuron_drawing"]
+__all__ = ["NeuronView"]

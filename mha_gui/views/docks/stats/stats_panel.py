@@ -127,11 +127,11 @@ class StatsPanel(QTextBrowser):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
-        self.setObjectName("statsPanel")
         self.setOpenLinks(False)
         # a label or a number never breaks inside: a narrow dock scrolls sideways instead
         self.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
-        self.document = document
+        # `doc`, not `document`: QTextEdit.document() is the panel's own QTextDocument
+        self.doc = document
         self.theme_name = "light"
         self.zoom = 1.0
         self.setToolTip(
@@ -151,7 +151,7 @@ class StatsPanel(QTextBrowser):
         px = round(BASE_PX * self.zoom)
         bg = theme.palette(self.theme_name).background
         self.setStyleSheet(f"QTextBrowser {{ background: {bg}; }}")
-        self.setHtml(stats_html(self.document.config, self.theme_name, px))
+        self.setHtml(stats_html(self.doc.config, self.theme_name, px))
 
     def _changed(self, *_args) -> None:
         """The numbers changed: shown now if the panel can be seen, else when it is
@@ -183,20 +183,5 @@ class StatsPanel(QTextBrowser):
             self.zoom = float(factor)
             self.refresh()
 
-    def set_colormap(self, name: str) -> None:
-        """Nothing here is colour-mapped."""
 
-    def set_show_values(self, show: bool) -> None:
-        """The panel is all values."""
-
-
-register_view(
-    ViewSpec(
-        name="stats",
-        title="Layer statistics",
-        object_name="statsPanel",
-        create=lambda document, settings: StatsPanel(document, settings),
-        drawing=None,
-        area="right",
-    )
-)
+register_view(ViewSpec("stats", StatsPanel, "statsPanel", "Layer statistics"))

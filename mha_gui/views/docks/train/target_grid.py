@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QRectF, QSize, Signal
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from mha_gui import theme
+from mha_gui.export.painter import painter_on
 from mha_gui.export.training_gif import paint_grid
 
 
@@ -60,18 +61,17 @@ class TargetGrid(QWidget):
 
     def paintEvent(self, event):
         pal = theme.palette(self.theme_name)
-        p = QPainter(self)
-        p.fillRect(self.rect(), QColor(pal.background))
-        self._grid = paint_grid(
-            p,
-            QRectF(self.rect()).adjusted(2, 2, -2, -2),
-            self.shown(),
-            palette=pal,
-            lut=theme.colormap_for("weights", self.colormap),
-            blocked=self.blocked,
-            labels=self.labels or None,
-        )
-        p.end()
+        with painter_on(self) as p:
+            p.fillRect(self.rect(), QColor(pal.background))
+            self._grid = paint_grid(
+                p,
+                QRectF(self.rect()).adjusted(2, 2, -2, -2),
+                self.shown(),
+                palette=pal,
+                lut=theme.colormap_for("weights", self.colormap),
+                blocked=self.blocked,
+                labels=self.labels or None,
+            )
 
     def cell_at(self, x: float, y: float) -> tuple[int, int] | None:
         n = self.matrix.shape[0]
@@ -81,12 +81,6 @@ class TargetGrid(QWidget):
         r = min(n - 1, int((y - g.top()) / g.height() * n))
         c = min(n - 1, int((x - g.left()) / g.width() * n))
         return r, c
-
-    def cell_centre(self, r: int, c: int):
-        """Where cell (r, c) is drawn (for tests that click it)."""
-        n = self.matrix.shape[0]
-        g = self._grid
-        return g.left() + (c + 0.5) * g.width() / n, g.top() + (r + 0.5) * g.height() / n
 
     def mousePressEvent(self, event):
         if not self.editable:

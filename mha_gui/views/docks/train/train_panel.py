@@ -62,7 +62,6 @@ PLAY_LIMIT = 3000  # Play stops by itself after this many steps of one run
 class TrainPanel(TrainLayout, QWidget):
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
-        self.setObjectName("trainPanel")
         self.document = document
         self.trainer: Trainer | None = None
         self.snapshots: list[Snapshot] = []
@@ -407,14 +406,6 @@ class TrainPanel(TrainLayout, QWidget):
         self.message.setStyleSheet(f"color: {ERROR_RED};" if error else "")
 
 
-register_view(
-    ViewSpec(
-        name="train",
-        title="Train a head",
-        object_name="trainPanel",
-        create=lambda document, settings: TrainPanel(document, settings),
-        area="right",
-    )
-)
+register_view(ViewSpec("train", TrainPanel, "trainPanel", "Train a head"))
 
 __all__ = ["TrainPanel"]

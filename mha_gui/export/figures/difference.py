@@ -1,5 +1,4 @@
-"""Figures of the explaining menus: "now − snapshot" for a stage, an identity's two sides,
-and a plain message drawing for a view that has nothing to draw yet.
+"""The "now − snapshot" figure of a stage (the difference view, `--view diff`).
 
 The difference figure is the stage figure (scene.py → layout.py → painting.py) of a
 `DifferenceData` (engine/difference.py), adapted in three ways: every row is signed
@@ -14,15 +13,14 @@ import math
 import numpy as np
 
 from mha_gui.engine.difference import DifferenceData
-from mha_gui.engine.identities import Identity
 from mha_gui.engine.numbers import nice_peak, num, peak, pretty
 from mha_gui.engine.session import Session, ViewState
 from mha_gui.engine.stage_panels import LAYER_TITLES, as_stage
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figure import StageFigure
 from mha_gui.export.layout import layout_scene
-from mha_gui.export.scene import Panel, PanelRow, Scene, build_scene
-from mha_gui.export.text import draw_rich_wrapped, ensure_app, make_font
+from mha_gui.export.scene import Scene, build_scene
+from mha_gui.export.text import ensure_app
 
 DELTA = "Δ"
 
@@ -121,15 +119,6 @@ class _ViewOnly:
         self.view = ViewState(0, head, 0)
 
 
-def largest_changes(scene: Scene) -> dict[str, float]:
-    """Panel title (before ' · max') → its largest change (what the titles print)."""
-    return {
-        p.title.split(" · max")[0]: finite_changes(p.matrix, p.blocked)
-        for row in scene.rows
-        for p in row.panels
-    }
-
-
 def difference_figure(
     now,
     then,
@@ -163,115 +152,3 @@ def diff_view_drawing(data, options: FigureOptions) -> StageFigure:
         then_label="other",
         then_name="the --against session",
     )
-
-
-# ---------------------------------------------------------------- identities -------
-def identity_scene(identity: Identity, tokens: list[str]) -> Scene:
-    """Both sides of an identity as rows of panels; rows of one scale group share levels."""
-    groups: dict[str, float] = {}
-    for row in identity.rows:
-        if row.kind == "values" and row.scale_group:
-            top = max(peak(p.matrix) for p in row.parts)
-            groups[row.scale_group] = max(groups.get(row.scale_group, 0.0), top)
-    rows = []
-    for row in identity.rows:
-        if row.kind == "weights":
-            levels = (0.0, 1.0)
-        else:
-            top = groups.get(row.scale_group) or max(peak(p.matrix) for p in row.parts)
-            top = nice_peak(top)
-            levels = (-top, top)
-        panels = []
-        for p in row.parts:
-            nr, nc = p.matrix.shape
-            labels = list(tokens) if nr == len(tokens) else [str(i) for i in range(nr)]
-            if nr == 1:  # one row of scores or weights: its columns are the keys
-                labels, columns = [""], list(tokens)
-            elif p.blocks:
-                width = nc // p.blocks
-                columns = [str(j % width) for j in range(nc)]
-            else:
-                columns = [str(j) for j in range(nc)]
-            blocks = [
-                (i * (nc // p.blocks), (i + 1) * (nc // p.blocks), i) for i in range(p.blocks)
-            ]
-            panels.append(
-                Panel(
-                    pretty(p.label),
-                    np.asarray(p.matrix, float),
-                    labels,
-                    columns,
-                    p.head,
-                    blocked=p.blocked,
-                    col_blocks=blocks,
-                    block_symbol=p.block_symbol,
-                )
-            )
-        label = "weight (0–1)" if row.kind == "weights" else "value"
-        rows.append(PanelRow(pretty(row.caption), panels, row.kind, levels, label))
-    verdict = identity_verdict(identity)
-    return Scene(
-        title=identity.title,
-        formula=pretty(identity.statement),
-        shapes=pretty(identity.shapes),
-        info=verdict,
-        rows=rows,
-        legend_blocked=any(p.blocked is not None for r in rows for p in r.panels),
-    )
-
-
-def identity_verdict(identity: Identity) -> str:
-    """`largest difference 2.2×10^{−16} (float64 rounding) · …` (rich text)."""
-    parts = []
-    for c in identity.checks:
-        parts.append(f"{c.what}: max|left − right| = {change_text(c.max_abs)}")
-    tail = (
-        "exactly equal"
-        if identity.max_abs == 0
-        else ("equal up to float64 rounding" if identity.holds else "NOT EQUAL")
-    )
-    return pretty(" · ".join(parts)) + f"  ({tail})"
-
-
-def identity_figure(identity: Identity, tokens: list[str], vector: bool = True) -> StageFigure:
-    ensure_app()
-    return StageFigure(layout_scene(identity_scene(identity, tokens), vector=vector))
-
-
-# ------------------------------------------------------------------ messages -------
-class MessageDrawing:
-    """A few paragraphs in a box: what a view says when it has nothing to draw."""
-
-    def __init__(self, title: str, paragraphs: list[str], width: float = 760.0):
-        ensure_app()
-        self.title = title
-        self.paragraphs = list(paragraphs)
-        self.description = "\n".join(self.paragraphs)
-        self.width = width
-        self.height = self._layout(None, "light")
-
-    def _layout(self, painter, theme_name: str) -> float:
-        from PySide6.QtGui import QImage, QPainter
-
-        from mha_gui import theme
-
-        pal = theme.palette(theme_name)
-        own = painter is None
-        if own:  # measure on a scratch image
-            img = QImage(4, 4, QImage.Format.Format_RGB32)
-            painter = QPainter(img)
-        try:
-            y = 28.0
-            painter.setFont(make_font(22, True))
-            y += draw_rich_wrapped(painter, 28, y, self.width - 56, self.title, 22, pal.text)
-            y += 14
-            for text in self.paragraphs:
-                y += draw_rich_wrapped(painter, 28, y, self.width - 56, text, 16, pal.muted)
-                y += 12
-        finally:
-            if own:
-                painter.end()
-        return y + 16
-
-    def paint(self, painter, theme_name: str, colormap: str) -> None:
-        self._layout(painter, theme_name)

@@ -1,5 +1,6 @@
-"""Helpers for tests of DrawingWidget views: wait for a rebuild, map drawing coordinates to
-the widget, read the widget's pixels."""
+"""Helpers for tests of DrawingWidget docks: build one as the window does (from its
+registration), wait for a rebuild, map drawing coordinates to the widget, read the
+widget's pixels."""
 
 from __future__ import annotations
 
@@ -9,11 +10,18 @@ from PySide6.QtCore import QPoint
 
 from mha_gui.document import Document
 from mha_gui.engine import load_preset
+from mha_gui.views.window import registry
 
 
-def shown_view(show_widget, qtbot, cls, preset: str, width=900, height=650):
-    """A view of `cls` on a fresh Document of `preset`, shown and built once."""
-    widget = show_widget(cls(Document(load_preset(preset))), width, height)
+def make_view(name: str, document, settings=None):
+    """The registered dock `name` on `document`, built as the main window builds it
+    (so it carries its objectName)."""
+    return registry.view_spec(name).create(document, settings)
+
+
+def shown_view(show_widget, qtbot, name: str, preset: str, width=900, height=650):
+    """The registered dock `name` on a fresh Document of `preset`, shown and built once."""
+    widget = show_widget(make_view(name, Document(load_preset(preset))), width, height)
     qtbot.waitUntil(lambda: widget.drawing is not None)
     return widget
 
