@@ -43,7 +43,6 @@ from mha_gui.engine.session import (
     ViewState,
     load_session,
     same_array,
-    save_session,
     validate_tokens,
 )
 from mha_gui.engine.stages import STAGES
@@ -54,7 +53,9 @@ class Document(QObject):
     """The session being edited, read through a read-only surface (config, tokens, view,
     mask, `matrix()`, `parameters`, `trace()`, `contribution()`), edited through the
     `set_*` methods (one undo command each), changed only by those commands through the
-    `write_*` methods, and observed through one signal per kind of change."""
+    `write_*` methods, and observed through one signal per kind of change. Made on a
+    session (taken as is: the document edits it) or the default preset; `path`, `preset`
+    and `origin` say where it came from, as for `open_session`."""
 
     valuesChanged = Signal(str)  # a matrix's numbers changed (its name)
     # Some array changed shape. Always followed, in the same call, by configChanged
@@ -75,18 +76,27 @@ class Document(QObject):
     computeFailed = Signal(str)  # a recompute raised (e.g. overflow): the reason
     saveFinished = Signal(str, str)  # a background save ended: its path, "" or the error
 
-    def __init__(self, session: Session | None = None, parent: QObject | None = None):
+    def __init__(
+        self,
+        session: Session | None = None,
+        parent: QObject | None = None,
+        *,
+        path: Path | None = None,
+        preset: str | None = None,
+        origin=None,
+    ):
         super().__init__(parent)
         self.session = session if session is not None else load_preset(DEFAULT_PRESET)
-        self.preset_name: str | None = DEFAULT_PRESET if session is None else None
-        self.path: Path | None = None
+        self.preset_name: str | None = DEFAULT_PRESET if session is None else preset
+        self.path: Path | None = None if path is None else Path(path)
         # the model folder and sentence of File ▸ Open model… (an engine ModelOrigin) while
         # its layer is the open session; None for presets and files (the model view reads it)
-        self.model_origin = None
+        self.model_origin = origin
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
-        self.opened_count = 0  # sessions opened: a background save ending knows if it is ours
-        self.saver = BackgroundSave(self, lambda: self.session)
+        self.saver = BackgroundSave(
+            self, lambda: self.session, adopt=self._saved_as, finished=self.saveFinished.emit
+        )
         self.recompute = Recompute(
             self,
             lambda: self.session,
@@ -377,7 +387,7 @@ class Document(QObject):
         from a file, and kept by nobody else): it is checked again but not copied, which
         at n = 2048 spares the window a 28 MB copy."""
         fresh = session.checked() if owned else session.copy()  # refused: nothing changes
-        self.opened_count += 1
+        self.saver.opened()
         self.model_origin = origin
         self.undo_stack.clear()
         self.replace_session(fresh)
@@ -400,10 +410,9 @@ class Document(QObject):
         return target
 
     def save(self, path=None) -> Path:
+        """Write the session to `path` (default: its file) now; returns the path."""
         target = self.save_target(path)
-        self.wait_for_saves()  # an older background write must not land on top of this
-        save_session(self.session, target)
-        self._saved_as(target, clean=True)
+        self.saver.save(target)
         return target
 
     def _saved_as(self, target: Path, clean: bool) -> None:
@@ -420,14 +429,7 @@ class Document(QObject):
         counts as saved only if its numbers are still those written. Raises ValueError at
         once if there is no file name."""
         target = self.save_target(path)
-        opened = self.opened_count
-
-        def done(snapshot: Session, error: str) -> None:
-            if not error and opened == self.opened_count:  # still the session it wrote
-                self._saved_as(target, clean=snapshot.same_contents(self.session))
-            self.saveFinished.emit(str(target), error)
-
-        self.saver.start(target, done)
+        self.saver.start(target)
         return target
 
     # the saver's, under the names the window and autosave use (see BackgroundSave)

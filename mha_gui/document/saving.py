@@ -1,15 +1,17 @@
 """Saving a large layer without freezing the window: File ▸ Save of a 2048-token layer
 writes ~43 MB of JSON, about two seconds of work.
 
-`BackgroundSave` is a part the Document owns (`document.saver`), given a callable that
-returns the document's session. `start(path, done)` takes a shared snapshot of the
-numbers (no copy: the document asks `reads` before an edit and moves to a copy first)
-and writes it on a writer thread (row by row, `write_session_gently`), one save at a
-time and in order; when the file is on disk, `done(snapshot, error)` is called on the UI
-thread. The document then takes the file as its own (its name, Open Recent) and counts
-as saved only if its numbers are still those written: an edit made during the write
-keeps it modified. A synchronous save waits for the writes under way first (`wait`), so
-an older background write never lands on top of it.
+`BackgroundSave` is a part the Document owns (`document.saver`): it writes the session
+to files, given a callable that returns the document's session, one that the document
+calls when a file becomes its own (`adopt(path, clean)`) and one for every background
+save that ends (`finished(path, error)`: the document's saveFinished). `start(path)`
+takes a shared snapshot of the numbers (no copy: the document asks `reads` before an
+edit and moves to a copy first) and writes it on a writer thread (row by row,
+`write_session_gently`), one save at a time and in order. When the file is on disk the
+document takes it as its own (its name, Open Recent) and counts as saved only if its
+numbers are still those written: an edit made during the write keeps it modified; a
+file written for a session since closed is not adopted. `save(path)` writes at once,
+after the writes under way, so an older background write never lands on top of it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from mha_gui.engine.session import Session, write_session_gently
+from mha_gui.engine.session import Session, save_session, write_session_gently
 
 # Sessions holding more numbers than this are saved on the writer thread by File ▸ Save
 # (n = 2048, d_model 768, 12 heads: 3.5 M numbers); smaller ones at once (a BERT-base
@@ -34,24 +36,32 @@ class _Written(QObject):
     """Carries a finished write from the writer thread to the UI thread: its own slot is
     the receiver, so the call is queued to the thread this object lives in."""
 
-    done = Signal(object)  # (done callable, snapshot, error or "")
+    done = Signal(object)  # (done callable, error or "")
 
     def __init__(self, parent: QObject):
         super().__init__(parent)
         self.done.connect(self._deliver)
 
     def _deliver(self, item) -> None:
-        done, snapshot, error = item
-        done(snapshot, error)
+        done, error = item
+        done(error)
 
 
 class BackgroundSave:
-    """Writes sessions on a writer thread, and lends out shared snapshots of the numbers
-    (see the module docstring). `session()` returns the document's session as it is now;
-    `parent` owns the messenger that brings a finished write back to the UI thread."""
+    """Writes the session to files, at once or on a writer thread, and lends out shared
+    snapshots of the numbers (see the module docstring). `parent` owns the messenger
+    that brings a finished write back to the UI thread."""
 
-    def __init__(self, parent: QObject, session: Callable[[], Session]):
-        self._session = session
+    def __init__(
+        self,
+        parent: QObject,
+        session: Callable[[], Session],
+        *,
+        adopt: Callable[[Path, bool], object],
+        finished: Callable[[str, str], object],
+    ):
+        self._session, self._adopt, self._finished = session, adopt, finished
+        self._generation = 0  # sessions opened since: a write for an older one is not adopted
         self._writer: ThreadPoolExecutor | None = None
         self._writes: list[Future] = []
         self._written = _Written(parent)
@@ -95,11 +105,25 @@ class BackgroundSave:
         params = self._session().params.as_dict().values()
         return sum(a.size for a in params) > BACKGROUND_SAVE_NUMBERS
 
-    def start(self, target: Path, done: Callable[[Session, str], object]) -> None:
-        """Write the session to `target` on the writer thread; then, on the UI thread,
-        `done(snapshot, error)` with the snapshot written and "" or what went wrong."""
+    def opened(self) -> None:
+        """The document started over on another session: writes under way are not its."""
+        self._generation += 1
+
+    def save(self, target: Path) -> None:
+        """Write the session to `target` now (after the background writes under way)."""
+        self.wait()
+        save_session(self._session(), target)
+        self._adopt(target, True)
+
+    def start(self, target: Path) -> None:
+        """Write the session to `target` on the writer thread."""
         snapshot = self.shared_snapshot()
-        written = self._written
+        written, generation = self._written, self._generation
+
+        def done(error: str) -> None:
+            if not error and generation == self._generation:  # still the session written
+                self._adopt(target, snapshot.same_contents(self._session()))
+            self._finished(str(target), error)
 
         def write() -> None:
             try:
@@ -109,7 +133,7 @@ class BackgroundSave:
                 error = str(exc) or type(exc).__name__
             finally:
                 self.release(snapshot)
-            written.done.emit((done, snapshot, error))
+            written.done.emit((done, error))
 
         if self._writer is None:
             self._writer = ThreadPoolExecutor(1, thread_name_prefix="mha-gui-save")
