@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mha_gui.engine.incremental import EVERYTHING
 from mha_gui.engine.values import parse_value
 
 # Parameters whose first axis is a query head (W_Q, b_Q) or a K/V group (the others).
@@ -64,11 +65,11 @@ def block_index(name: str, full: np.ndarray, head: int | None, row: int, col: in
 
 
 def edited_head(name: str, index: tuple) -> int | None:
-    """The head (or K/V group) an edit at `index` of `name` is confined to; None when it
-    may reach every head (a parameter that is not per head, or a slice across heads)."""
+    """The head (or K/V group) an edit at `index` of `name` is confined to; EVERYTHING
+    when it may reach every head (a parameter that is not per head, a slice across heads)."""
     if name in HEADED and index and isinstance(index[0], (int, np.integer)):
         return int(index[0])
-    return None
+    return EVERYTHING
 
 
 def w_o_heads(rows, d_v: int, h: int) -> set[int]:

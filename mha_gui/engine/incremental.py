@@ -8,9 +8,9 @@ would waste most of the work at real sizes (n=512: ~46 ms full vs a few ms per h
 With RoPE a one-head edit rotates only that head's Q (or its K/V group's K) again; an
 ablated head's Z stays zero whatever is edited. With the numbers unchanged
 (`reset(session, same_numbers=True)`), switching a head's ablation on or off recomputes
-only that head's Z = A·V and a rank-d_v update of Y, and changing the extra mask only
-the query rows whose blocked keys changed: their scores, weights and Z in every head
-and their rows of Y.
+only that head's Z = A·V and then Y (whole, so that a switch and its undo give the same
+bits), and changing the extra mask only the query rows whose blocked keys changed:
+their scores, weights and Z in every head and their rows of Y.
 """
 
 from __future__ import annotations
