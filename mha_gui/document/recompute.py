@@ -148,6 +148,11 @@ class Recompute:
         self._engine_call("reset", session)
         self._changed_heads = EVERYTHING
 
+    @property
+    def pending(self) -> bool:
+        """Is a recompute (and its report) due on the next event-loop turn?"""
+        return self._flush_later.pending
+
     def schedule(self) -> None:
         """Recompute on the next event-loop turn what the calls above said changed (the
         document calls it last, after its own signals: views schedule their work first)."""
