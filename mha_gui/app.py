@@ -35,8 +35,8 @@ def _build_window(session: Session, path: Path | None, preset_name: str | None, 
     from mha_gui.document import Document
     from mha_gui.views.window.main_window import MainWindow
 
-    document = Document(session)
-    document.open_session(session, path=path, preset=preset_name, origin=origin)
+    # a validated copy (the caller keeps `session`), computed once
+    document = Document(session.copy(), path=path, preset=preset_name, origin=origin)
     return MainWindow(document)
 
 

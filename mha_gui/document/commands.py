@@ -1,5 +1,12 @@
 """The undo commands of the Document: every user edit is one of these on its QUndoStack
-(the Edit menu names them), and undoing restores exactly what was there."""
+(the Edit menu names them), and undoing restores exactly what was there.
+
+Each command holds what it changes — the old and the new numbers, tokens, mask or
+ablated heads, never more — and applies them through the document's public `write_*`
+methods (`replace_session` for a whole new session). Only a change of dimensions,
+randomize and reset replace the session: a mask cell or a head switch changes that
+alone, and the document recomputes only what it touched.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +31,7 @@ class SetValuesCommand(QUndoCommand):
     ):
         super().__init__(text)
         self.doc, self.name, self.index = doc, name, index
-        self.old = np.array(doc.session.params.as_dict()[name][index], copy=True)
+        self.old = doc.values_at(name, index)
         self.new = np.array(new, dtype=np.float64, copy=True)
         self.merge_key = merge_key
 
@@ -40,10 +47,44 @@ class SetValuesCommand(QUndoCommand):
         return True
 
     def redo(self) -> None:
-        self.doc._write(self.name, self.index, self.new)
+        self.doc.write_values(self.name, self.index, self.new)
 
     def undo(self) -> None:
-        self.doc._write(self.name, self.index, self.old)
+        self.doc.write_values(self.name, self.index, self.old)
+
+
+class SetMaskCommand(QUndoCommand):
+    """Replace the extra block mask (None: no extra mask). Both masks are the command's
+    own copies: the document's arrays may be overwritten later (a worker's buffers)."""
+
+    def __init__(self, doc: Document, new: np.ndarray | None, text: str):
+        super().__init__(text)
+        self.doc = doc
+        old = doc.mask
+        self.old = None if old is None else np.array(old, dtype=bool)
+        self.new = None if new is None else np.array(new, dtype=bool)
+
+    def redo(self) -> None:
+        self.doc.write_mask(self.new)
+
+    def undo(self) -> None:
+        self.doc.write_mask(self.old)
+
+
+class SetAblatedCommand(QUndoCommand):
+    """Switch off exactly a set of query heads (the others on)."""
+
+    def __init__(self, doc: Document, heads, text: str):
+        super().__init__(text)
+        self.doc = doc
+        self.old = tuple(doc.config.ablate)
+        self.new = tuple(sorted(heads))
+
+    def redo(self) -> None:
+        self.doc.write_ablation(self.new)
+
+    def undo(self) -> None:
+        self.doc.write_ablation(self.old)
 
 
 class ReplaceSessionCommand(QUndoCommand):
@@ -52,17 +93,18 @@ class ReplaceSessionCommand(QUndoCommand):
     def __init__(self, doc: Document, new: Session, text: str):
         super().__init__(text)
         self.doc = doc
-        self.old = doc.session.copy(trusted=True)
+        self.old = doc.snapshot()
         self.new = new.copy()
 
     def redo(self) -> None:
-        self.doc._replace(self._keeping_view(self.new))
+        self.doc.replace_session(self._keeping_view(self.new))
 
     def undo(self) -> None:
-        self.doc._replace(self._keeping_view(self.old))
+        self.doc.replace_session(self._keeping_view(self.old))
 
     def _keeping_view(self, session: Session) -> Session:
-        """Undo/redo change the numbers, not the stage, head or query being looked at."""
+        """Undo/redo change the numbers, not the stage, head or query being looked at. A
+        copy: the document edits its session in place, this command keeps its own."""
         s = session.copy()
         v = self.doc.view
         s.view = ViewState(v.stage, min(v.head, s.config.h - 1), min(v.query, s.config.n - 1))
@@ -73,11 +115,11 @@ class SetTokensCommand(QUndoCommand):
     def __init__(self, doc: Document, tokens: list[str], text: str):
         super().__init__(text)
         self.doc = doc
-        self.old = list(doc.session.tokens)
+        self.old = doc.tokens
         self.new = list(tokens)
 
     def redo(self) -> None:
-        self.doc._set_tokens(self.new)
+        self.doc.write_tokens(self.new)
 
     def undo(self) -> None:
-        self.doc._set_tokens(self.old)
+        self.doc.write_tokens(self.old)

@@ -1,89 +1,109 @@
 """The Qt-side model: owns the session, its cached trace and the undo stack.
 
-Views never write arrays. They call the methods here, each of which pushes a
-QUndoCommand whose redo() performs the change; the document then emits one signal per
-kind of change (values, shape, config, tokens, view) and only when something really
-changed. Recomputation is coalesced: any number of edits in one event-loop turn cost one
-incremental refresh and one `traceChanged`.
+Views never write arrays. An edit goes one way: a view calls a `set_*` method here (the
+numbers already parsed and checked by the view), which pushes one undo command; the
+command's redo() and undo() apply it through the `write_*` methods (and
+`replace_session`), the only code that changes the session; each tells the recompute
+part what it touched, and the document emits one signal per kind of change (values,
+shape, config, tokens, mask, view), only when something really changed. Recomputation
+is coalesced: any number of edits in one event-loop turn cost one incremental refresh
+and one `traceChanged`.
+
+The document is assembled from two parts it owns, each given what it needs:
+`self.recompute` (recompute.py: the incremental trace, on a worker for large layers)
+and `self.saver` (saving.py: background File ▸ Save and shared snapshots).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from mha_gui.document.commands import ReplaceSessionCommand, SetTokensCommand, SetValuesCommand
+from mha_gui.document import sessions
+from mha_gui.document.cells import block_index, edited_head, readonly, w_o_heads
+from mha_gui.document.commands import (
+    ReplaceSessionCommand,
+    SetAblatedCommand,
+    SetMaskCommand,
+    SetTokensCommand,
+    SetValuesCommand,
+)
 from mha_gui.document.recompute import Recompute
 from mha_gui.document.saving import BackgroundSave
 from mha_gui.engine.config import Config
-from mha_gui.engine.incremental import IncrementalTrace
-from mha_gui.engine.parameters import (
-    Parameters,
-    random_parameters,
-    resize_mask,
-    resize_parameters,
-)
+from mha_gui.engine.forward import Trace
+from mha_gui.engine.parameters import Parameters
 from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
 from mha_gui.engine.session import (
     Session,
     ViewState,
-    default_tokens,
     load_session,
     same_array,
-    save_session,
+    validate_tokens,
 )
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
 
-# Parameters whose first axis is a head (or K/V group) index.
-HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
 
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    v = a.view()
-    v.flags.writeable = False
-    return v
-
-
-class Document(Recompute, BackgroundSave, QObject):
+class Document(QObject):
     """The session being edited, read through a read-only surface (config, tokens, view,
-    mask, `matrix()`, `parameters`, `trace()`, `contribution()`), written through methods
-    that push undo commands, and observed through one signal per kind of change."""
+    mask, `matrix()`, `parameters`, `trace()`, `contribution()`), edited through the
+    `set_*` methods (one undo command each), changed only by those commands through the
+    `write_*` methods, and observed through one signal per kind of change. Made on a
+    session (taken as is: the document edits it) or the default preset; `path`, `preset`
+    and `origin` say where it came from, as for `open_session`."""
 
     valuesChanged = Signal(str)  # a matrix's numbers changed (its name)
-    shapeChanged = Signal()  # some array changed shape: views rebuild their models
-    configChanged = Signal()  # any config field changed (causal, scale, bias, dims…)
+    # Some array changed shape. Always followed, in the same call, by configChanged
+    # (shapes follow from the config): a view that rebuilds on any config change needs
+    # configChanged alone; shapeChanged is for models that must reset first.
+    shapeChanged = Signal()
+    # Any config field changed (causal, scale, bias, dims, RoPE, ablated heads…). Comes
+    # after shapeChanged when shapes changed too, and also without it.
+    configChanged = Signal()
     tokensChanged = Signal()
     maskChanged = Signal()  # the extra block mask changed (the causal switch is config)
     viewChanged = Signal()  # stage, inspected head or query token
     # recomputed: a TraceChange (the query heads whose Z changed, with .contributions),
-    # or None when everything changed
+    # or EVERYTHING (None) when everything changed
     traceChanged = Signal(object)
     fileStateChanged = Signal()  # path or modified flag
     busyChanged = Signal(bool)  # a large layer is being recomputed off the UI thread
     computeFailed = Signal(str)  # a recompute raised (e.g. overflow): the reason
     saveFinished = Signal(str, str)  # a background save ended: its path, "" or the error
 
-    def __init__(self, session: Session | None = None, parent: QObject | None = None):
+    def __init__(
+        self,
+        session: Session | None = None,
+        parent: QObject | None = None,
+        *,
+        path: Path | None = None,
+        preset: str | None = None,
+        origin=None,
+    ):
         super().__init__(parent)
         self.session = session if session is not None else load_preset(DEFAULT_PRESET)
-        self.preset_name: str | None = DEFAULT_PRESET if session is None else None
-        self.path: Path | None = None
+        self.preset_name: str | None = DEFAULT_PRESET if session is None else preset
+        self.path: Path | None = None if path is None else Path(path)
         # the model folder and sentence of File ▸ Open model… (an engine ModelOrigin) while
         # its layer is the open session; None for presets and files (the model view reads it)
-        self.model_origin = None
+        self.model_origin = origin
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
-        self._engine = IncrementalTrace(self.session)
-        self._changed_heads: set[int] | None = set()
-        self._changed_contributions: set[int] = set()
-        self._contributions: dict[int, np.ndarray] = {}  # head → Z_i W_O[i], until stale
-        self.opened_count = 0  # sessions opened: a background save ending knows if it is ours
-        self._init_recompute()
-        self._init_saving()
+        self.saver = BackgroundSave(
+            self, lambda: self.session, adopt=self._saved_as, finished=self.saveFinished.emit
+        )
+        self.recompute = Recompute(
+            self,
+            lambda: self.session,
+            on_change=self.traceChanged.emit,
+            on_busy=self.busyChanged.emit,
+            on_failure=self.computeFailed.emit,
+        )
 
     # ------------------------------------------------------------------ reading ----
     @property
@@ -100,33 +120,50 @@ class Document(Recompute, BackgroundSave, QObject):
 
     def matrix(self, name: str) -> np.ndarray:
         """A read-only view of a parameter (X, W_Q, …); write through the set_* methods."""
-        return _readonly(self.session.params.as_dict()[name])
+        return readonly(self.session.params.as_dict()[name])
 
     @property
     def parameters(self) -> Parameters:
         """Every parameter as read-only views (for explanations that read several)."""
-        return Parameters(**{k: _readonly(v) for k, v in self.session.params.as_dict().items()})
+        return Parameters(**{k: readonly(v) for k, v in self.session.params.as_dict().items()})
 
     @property
     def mask(self) -> np.ndarray | None:
         """The extra n×n block mask (True = blocked), read-only; None when there is none."""
-        return None if self.session.mask is None else _readonly(self.session.mask)
+        return None if self.session.mask is None else readonly(self.session.mask)
 
     def snapshot(self) -> Session:
         """A copy of the whole session, to save or export without holding the live one."""
         return self.session.copy(trusted=True)
 
+    def trace(self) -> Trace:
+        """The up-to-date trace (see Recompute.trace: a large layer's may be waited for)."""
+        return self.recompute.trace()
+
     def contribution(self, head: int) -> np.ndarray:
         """C_i = Z_i W_O[i·d_v:(i+1)·d_v, :], head i's share of Y (read-only), computed
         once per change of Z_i or of that block of W_O: a one-head edit at the output
         stage recomputes one contribution, not h."""
-        trace = self.trace()
-        cached = self._contributions.get(head)
-        if cached is None:
-            d_v = self.config.d_v
-            cached = _readonly(trace.heads[head] @ trace.w_o[head * d_v : (head + 1) * d_v])
-            self._contributions[head] = cached
-        return cached
+        return self.recompute.contribution(head)
+
+    # the recompute part's, under the names the views use (see Recompute)
+    def frozen_data(self):
+        return self.recompute.frozen_data()
+
+    def run_off_thread(self, work, done) -> None:
+        self.recompute.run_off_thread(work, done)
+
+    @property
+    def computing(self) -> bool:
+        return self.recompute.computing
+
+    @property
+    def busy(self) -> bool:
+        return self.recompute.busy  # the worker runs (a recompute or a view's preparation)
+
+    @property
+    def recompute_count(self) -> int:
+        return self.recompute.count
 
     @property
     def is_modified(self) -> bool:
@@ -138,18 +175,21 @@ class Document(Recompute, BackgroundSave, QObject):
             return self.path.name
         return f"{self.preset_name} (preset)" if self.preset_name else "untitled"
 
-    # ------------------------------------------------------------------ editing ----
+    # ------------------------------------------------------------ user edits ----
+    # Each pushes one undo command (nothing when nothing would change); ValueError,
+    # changing nothing, for what cannot be done.
     def set_value(self, name: str, index: tuple, value, merge_key=None) -> bool:
-        """Set one cell from a number or text; False (nothing changes) if not acceptable.
+        """Set one cell (`index` into the whole parameter, see cells.cell_index) to a
+        number; False (nothing changes) if it is not acceptable. The editors hand over
+        numbers they parsed; text is accepted too, for scripts, and parsed here.
 
         Raises nothing for bad text: the caller asks `check_value` for the reason.
         """
         try:
-            number = parse_value(value)
+            number = parse_value(value)  # a number is only checked: finite, in range
         except ValueError:
             return False
-        current = self.session.params.as_dict()[name][index]
-        if float(current) == number:
+        if float(self.session.params.as_dict()[name][index]) == number:
             return True
         label = f"Edit {name}{list(index)}" if merge_key is None else f"Scrub {name}{list(index)}"
         self.undo_stack.push(
@@ -166,40 +206,14 @@ class Document(Recompute, BackgroundSave, QObject):
             return str(exc)
         return None
 
-    def set_block(
-        self,
-        name: str,
-        head: int | None,
-        row: int,
-        col: int,
-        block: np.ndarray,
-        label: str = "Paste",
-    ) -> None:
-        """Write a 2-D block at (row, col) of a matrix (of `head`'s slice for W_Q/K/V).
+    def set_block(self, name: str, head, row: int, col: int, block, label="Paste") -> None:
+        """Write a 2-D block at (row, col) of a matrix (of `head`'s slice for the per-head
+        parameters, cells.HEADED; `head` is ignored for the others).
 
         Raises ValueError, changing nothing, if the block does not fit or holds bad values.
         """
         full = self.session.params.as_dict()[name]
-        target = full[head] if head is not None else full
-        block = np.atleast_2d(np.asarray(block, dtype=np.float64))
-        flat = target.ndim == 1  # a bias row: b_O, or one head's b_Q/b_K/b_V
-        if flat:
-            target = target[None, :]
-        rows, cols = target.shape
-        if row < 0 or col < 0 or row + block.shape[0] > rows or col + block.shape[1] > cols:
-            raise ValueError(
-                f"a {block.shape[0]}×{block.shape[1]} block does not fit in {name} "
-                f"({rows}×{cols}) at row {row + 1}, column {col + 1}"
-            )
-        for v in block.flat:
-            parse_value(float(v))
-        if flat:
-            index: tuple = (slice(col, col + block.shape[1]),)
-            block = block[0]
-        else:
-            index = (slice(row, row + block.shape[0]), slice(col, col + block.shape[1]))
-        if head is not None:
-            index = (head, *index)
+        index, block = block_index(name, full, head, row, col, block)
         if np.array_equal(full[index], block):
             return
         self.undo_stack.push(SetValuesCommand(self, name, index, block, f"{label} into {name}"))
@@ -211,13 +225,10 @@ class Document(Recompute, BackgroundSave, QObject):
             raise ValueError(f"{name} has shape {full.shape}, got {value.shape}")
         if np.array_equal(value, full):
             return
-        self.undo_stack.push(
-            SetValuesCommand(self, name, (Ellipsis,), value, label or f"Set {name}")
-        )
+        label = label or f"Set {name}"
+        self.undo_stack.push(SetValuesCommand(self, name, (Ellipsis,), value, label))
 
     def set_tokens(self, tokens: list[str]) -> None:
-        from mha_gui.engine.session import validate_tokens
-
         tokens = validate_tokens(list(tokens), self.config.n)
         if tokens != self.session.tokens:
             self.undo_stack.push(SetTokensCommand(self, tokens, "Rename tokens"))
@@ -231,6 +242,7 @@ class Document(Recompute, BackgroundSave, QObject):
         self, config: Config | None = None, label: str = "Change dimensions", **changes
     ) -> None:
         """Change dimensions or switches as one undo step, keeping every overlapping value.
+        A change of the ablated heads alone is a SetAblatedCommand (recomputed in part).
 
         Raises ValueError (nothing changes) for impossible combinations.
         """
@@ -238,22 +250,11 @@ class Document(Recompute, BackgroundSave, QObject):
         new = (config or old).with_changes(**changes) if changes else (config or old)
         if new == old:
             return
-        params = self.session.params
-        if new.parameter_shapes() != old.parameter_shapes():
-            params = resize_parameters(params, old, new, seed=new.n * 131 + new.d_model)
-        tokens = self.tokens[: new.n] + default_tokens(new.n)[len(self.tokens[: new.n]) :]
-        view = ViewState(
-            self.view.stage, min(self.view.head, new.h - 1), min(self.view.query, new.n - 1)
-        )
-        session = Session(
-            new,
-            tokens,
-            params.copy(),
-            view,
-            resize_mask(self.session.mask, new.n),
-            source=self.session.source,  # an edited model layer still names its model
-        )
-        self.undo_stack.push(ReplaceSessionCommand(self, session, label))
+        if new == old.with_changes(ablate=new.ablate):
+            self.undo_stack.push(SetAblatedCommand(self, new.ablate, label))
+        else:
+            session = sessions.resized(self.session, new)
+            self.undo_stack.push(ReplaceSessionCommand(self, session, label))
 
     def set_mask(self, mask: np.ndarray | None, label: str = "Edit mask") -> None:
         """Replace the extra n×n block mask (True = blocked; None = no extra mask).
@@ -261,46 +262,23 @@ class Document(Recompute, BackgroundSave, QObject):
         One undo step; raises ValueError (nothing changes) for a wrong shape or dtype.
         The causal switch stays separate: a position is blocked if either blocks it.
         """
-        n = self.config.n
-        if mask is not None:
-            mask = np.asarray(mask)
-            if mask.dtype != bool or mask.shape != (n, n):
-                raise ValueError(f"a mask must be a boolean {n}×{n} matrix")
-            if not mask.any():
-                mask = None
-        current = self.session.mask
-        if (mask is None and current is None) or (
-            mask is not None and current is not None and np.array_equal(mask, current)
-        ):
-            return
-        s = self.session
-        session = Session(s.config, list(s.tokens), s.params.copy(), s.view, mask, s.source)
-        self.undo_stack.push(ReplaceSessionCommand(self, session, label))
+        mask = sessions.checked_mask(mask, self.config.n)
+        if not same_array(mask, self.session.mask):
+            self.undo_stack.push(SetMaskCommand(self, mask, label))
 
     def toggle_blocked(self, query: int, key: int) -> None:
         """Block or unblock one (query, key) pair of the extra mask, as one undo step."""
-        n = self.config.n
-        if not (0 <= query < n and 0 <= key < n):
-            raise ValueError(f"({query}, {key}) is outside the {n}×{n} mask")
-        mask = np.zeros((n, n), bool) if self.session.mask is None else self.session.mask.copy()
-        mask[query, key] = not mask[query, key]
+        mask = sessions.toggled(self.session.mask, self.config.n, query, key)
         verb = "Block" if mask[query, key] else "Unblock"
         self.set_mask(mask, f"{verb} {self.tokens[query]} → {self.tokens[key]}")
 
     def set_causal(self, causal: bool) -> None:
-        self.set_config(
-            causal=bool(causal), label="Causal mask on" if causal else "Causal mask off"
-        )
+        self.set_config(causal=bool(causal), label=f"Causal mask {'on' if causal else 'off'}")
 
     def set_ablated(self, head: int, off: bool) -> None:
         """Switch query head `head` off (Z_i = 0) or back on, as one undo step."""
-        h = self.config.h
-        if not 0 <= head < h:
-            raise ValueError(f"head {head} is out of range: this layer has heads 0..{h - 1}")
-        heads = set(self.config.ablate)
-        heads = heads | {head} if off else heads - {head}
-        verb = "Switch off" if off else "Switch on"
-        self.set_config(ablate=tuple(sorted(heads)), label=f"{verb} head {head}")
+        heads = sessions.switched(self.config, head, off)
+        self.set_config(ablate=heads, label=f"Switch {'off' if off else 'on'} head {head}")
 
     def set_rope(self, on: bool, theta: float | None = None) -> None:
         """Rotary position embeddings on or off (and their base θ), as one undo step;
@@ -311,19 +289,71 @@ class Document(Recompute, BackgroundSave, QObject):
         self.set_config(label="RoPE on" if on else "RoPE off", **changes)
 
     def randomize(self, seed: int = 0, include_x: bool = False) -> None:
-        fresh = random_parameters(self.config, seed=seed)
-        params = (
-            fresh
-            if include_x
-            else Parameters(**{**fresh.as_dict(), "X": self.session.params.X.copy()})
-        )
-        session = Session(self.config, self.tokens, params, self.view, self.session.mask)
+        session = sessions.randomized(self.session, seed, include_x)
         self.undo_stack.push(ReplaceSessionCommand(self, session, "Randomize weights"))
 
     def reset_to_preset(self, name: str | None = None) -> None:
         name = name or self.preset_name or DEFAULT_PRESET
         session = load_preset(name)
         self.undo_stack.push(ReplaceSessionCommand(self, session, f"Reset to {name}"))
+
+    # ------------------------------------------------- what commands apply ----
+    # The only code that changes the session. Undo commands call these from redo() and
+    # undo(), with numbers the set_* methods checked; views never do (no undo step).
+    def values_at(self, name: str, index: tuple) -> np.ndarray:
+        """A copy of what `write_values(name, index, …)` would overwrite (for its undo)."""
+        return np.array(self.session.params.as_dict()[name][index], dtype=np.float64)
+
+    def write_values(self, name: str, index: tuple, values: np.ndarray) -> None:
+        """Write numbers into one parameter at `index`; only the heads that the index
+        reaches are recomputed."""
+        self._own_arrays()  # another thread may be reading these very arrays
+        self.session.params.as_dict()[name][index] = values
+        c = self.config
+        reached = w_o_heads(index[0], c.d_v, c.h) if name == "W_O" else ()
+        self.recompute.values_changed(name, edited_head(name, index), reached)
+        self.valuesChanged.emit(name)
+        self.recompute.schedule()
+
+    def write_tokens(self, tokens: list[str]) -> None:
+        self.session.tokens = list(tokens)  # replaced whole: a shared snapshot keeps its own
+        self.tokensChanged.emit()
+
+    def write_mask(self, mask: np.ndarray | None) -> None:
+        """Replace the extra mask (None: none): only the query rows whose blocked keys
+        changed are recomputed, in every head."""
+        own = None if mask is None else np.array(mask, dtype=bool)
+        self.session = sessions.twin(self.session, mask=own)
+        self.recompute.switched(self.session)
+        self.maskChanged.emit()
+        self.recompute.schedule()
+
+    def write_ablation(self, heads) -> None:
+        """Switch off exactly the query heads `heads` (the others on): only the switched
+        heads' Z (and Y) are recomputed."""
+        config = self.config.with_changes(ablate=tuple(heads))
+        self.session = sessions.twin(self.session, config=config)
+        self.recompute.switched(self.session)
+        self.configChanged.emit()
+        self.recompute.schedule()
+
+    def replace_session(self, session: Session) -> None:
+        """Take `session` (the document's own from now on) and recompute everything."""
+        old = self.session
+        self.session = session
+        self.recompute.reset(session)
+        for signal, *args in sessions.changes(old, session):
+            getattr(self, signal).emit(*args)
+        self.recompute.schedule()
+
+    def _own_arrays(self) -> None:
+        """Before an edit in place, while another thread reads the document's arrays (the
+        worker's first recompute of an opened layer, a file being written): the document
+        moves to a copy first."""
+        shared = self.session
+        if self.recompute.reads(shared.params) or self.saver.reads(shared.params):
+            self.session = shared.copy(trusted=True)
+            self.recompute.moved(shared, reusable=not self.saver.reads(shared.params))
 
     # ------------------------------------------------------------ view state --------
     def set_stage(self, stage: int) -> None:
@@ -336,13 +366,8 @@ class Document(Recompute, BackgroundSave, QObject):
         self._set_view(query=max(0, min(int(query), self.config.n - 1)))
 
     def _set_view(self, **changes) -> None:
-        v = self.session.view
-        new = ViewState(
-            changes.get("stage", v.stage),
-            changes.get("head", v.head),
-            changes.get("query", v.query),
-        )
-        if new != v:
+        new = dataclasses.replace(self.session.view, **changes)
+        if new != self.session.view:
             self.session.view = new
             self.viewChanged.emit()
 
@@ -362,10 +387,10 @@ class Document(Recompute, BackgroundSave, QObject):
         from a file, and kept by nobody else): it is checked again but not copied, which
         at n = 2048 spares the window a 28 MB copy."""
         fresh = session.checked() if owned else session.copy()  # refused: nothing changes
-        self.opened_count += 1
+        self.saver.opened()
         self.model_origin = origin
         self.undo_stack.clear()
-        self._replace(fresh)
+        self.replace_session(fresh)
         self.path = Path(path) if path is not None else None
         self.preset_name = preset
         self.undo_stack.setClean()
@@ -377,63 +402,49 @@ class Document(Recompute, BackgroundSave, QObject):
     def open_preset(self, name: str) -> None:
         self.open_session(load_preset(name), preset=name, owned=True)
 
-    def save(self, path=None) -> Path:
-        target = self.save_target(path)
-        self.wait_for_saves()  # an older background write must not land on top of this
-        save_session(self.session, target)
-        self.path = target
-        self.preset_name = None
-        self.undo_stack.setClean()
-        self.fileStateChanged.emit()
+    def save_target(self, path=None) -> Path:
+        """Where a save writes: `path`, or the session's own file."""
+        target = Path(path) if path is not None else self.path
+        if target is None:
+            raise ValueError("no file name: use Save As")
         return target
 
-    # -------------------------------------------------------------- internals -------
-    def _write(self, name: str, index: tuple, value: np.ndarray) -> None:
-        self._before_write()  # the worker may be reading these very arrays
-        array = self.session.params.as_dict()[name]
-        array[index] = value
-        head = index[0] if name in HEADED and isinstance(index[0], (int, np.integer)) else None
-        self._mark(name, None if head is None else int(head))
-        if name == "W_O":
-            self._changed_contributions |= self._w_o_heads(index[0])
-        self.valuesChanged.emit(name)
-        self._schedule()
+    def save(self, path=None) -> Path:
+        """Write the session to `path` (default: its file) now; returns the path."""
+        target = self.save_target(path)
+        self.saver.save(target)
+        return target
 
-    def _w_o_heads(self, rows) -> set[int]:
-        """The heads whose row block of W_O an edit at `rows` touched."""
-        d_v, h = self.config.d_v, self.config.h
-        if isinstance(rows, (int, np.integer)):
-            return {int(rows) // d_v}
-        if isinstance(rows, slice):
-            start, stop, _ = rows.indices(h * d_v)
-            return set(range(start // d_v, (max(stop, start + 1) - 1) // d_v + 1))
-        return set(range(h))
+    def _saved_as(self, target: Path, clean: bool) -> None:
+        """The file on disk is the document's now (clean: with its current numbers)."""
+        self.path = target
+        self.preset_name = None
+        if clean:
+            self.undo_stack.setClean()
+        self.fileStateChanged.emit()
 
-    def _set_tokens(self, tokens: list[str]) -> None:
-        self.session.tokens = list(tokens)
-        self.tokensChanged.emit()
+    def start_save(self, path=None) -> Path:
+        """Write the session to `path` (default: its file) on the writer thread; returns
+        the path. `saveFinished(path, error)` comes when it is on disk; the document then
+        counts as saved only if its numbers are still those written. Raises ValueError at
+        once if there is no file name."""
+        target = self.save_target(path)
+        self.saver.start(target)
+        return target
 
-    def _replace(self, session: Session) -> None:
-        old = self.session
-        self.session = session
-        if self.busy:
-            self._queued.append(("reset", session))
-        else:
-            self._engine.reset(session)
-        self._changed_heads = None
-        shape = old.config.parameter_shapes() != session.config.parameter_shapes()
-        if shape:
-            self.shapeChanged.emit()
-        if old.config != session.config:
-            self.configChanged.emit()
-        if not shape:
-            for name, array in session.params.as_dict().items():
-                if not np.array_equal(array, old.params.as_dict().get(name)):
-                    self.valuesChanged.emit(name)
-        if old.tokens != session.tokens:
-            self.tokensChanged.emit()
-        if not same_array(old.mask, session.mask):
-            self.maskChanged.emit()
-        if old.view != session.view:
-            self.viewChanged.emit()
-        self._schedule()
+    # the saver's, under the names the window and autosave use (see BackgroundSave)
+    def wait_for_saves(self) -> None:
+        self.saver.wait()  # until every background save asked for is on disk
+
+    @property
+    def saving(self) -> bool:
+        return self.saver.saving
+
+    def wants_background_save(self) -> bool:
+        return self.saver.wants_background()
+
+    def shared_snapshot(self) -> Session:
+        return self.saver.shared_snapshot()  # sharing the arrays until release(snapshot)
+
+    def release(self, snapshot: Session) -> None:
+        self.saver.release(snapshot)

@@ -2,21 +2,31 @@
 event-loop turn, incremental (only what an edit touched), and — for layers with more
 than `ASYNC_CELLS` attention entries — on a worker thread, so the window never freezes.
 
-A mixin of Document. The worker recomputes from a private copy of the numbers; edits
-made meanwhile are queued and recomputed next; `trace()` waits rather than hand out
-arrays being written; `run_off_thread` lets a view prepare what it draws from a trace
-nobody writes meanwhile. `traceChanged` is emitted after every recompute, with the heads
-that changed (a `TraceChange`) or None for everything.
+`Recompute` is a part the Document owns (`document.recompute`). The document tells it
+what an edit changed (`values_changed`, `switched`, `reset`); it reads the document's
+session through the callable it was given and reports through the three callables it
+was given (the document's traceChanged, busyChanged and computeFailed). The worker
+recomputes from a private copy of the numbers; edits made meanwhile are queued and
+recomputed next; `trace()` waits rather than hand out arrays being written;
+`run_off_thread` lets a view prepare what it draws from a trace nobody writes
+meanwhile. After every recompute the change is reported with the heads that changed (a
+`TraceChange`) or EVERYTHING.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
+import numpy as np
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
+from mha_gui.document.cells import readonly
+from mha_gui.document.later import Later
 from mha_gui.engine.forward import Trace
+from mha_gui.engine.incremental import EVERYTHING, IncrementalTrace
+from mha_gui.engine.session import Session
 
 # Layers with more attention entries (h·n²) than this recompute off the UI thread (n =
 # 2048, 12 heads: seconds per full recompute); smaller ones stay synchronous, which is
@@ -38,9 +48,18 @@ class TraceChange(frozenset):
 
 
 class _Finished(QObject):
-    """Carries a worker's result back to the UI thread (a queued signal)."""
+    """Carries a worker's result back to the UI thread: its own slot is the receiver, so
+    `handler(job)` is queued to the thread this object lives in."""
 
     done = Signal(object)  # the finished _Job
+
+    def __init__(self, parent: QObject, handler: Callable[[_Job], object]):
+        super().__init__(parent)
+        self._handler = handler
+        self.done.connect(self._deliver)
+
+    def _deliver(self, job) -> None:
+        self._handler(job)
 
 
 class _Job:
@@ -68,31 +87,101 @@ class _Job:
 
 
 class Recompute:
-    """The recompute scheduling of Document (which provides session, _engine, signals)."""
+    """The document's trace, kept up to date after every edit (see the module docstring).
 
-    def _init_recompute(self) -> None:
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._flush)
-        self.recompute_count = 0
+    `session()` returns the document's session as it is now; `on_change(change)` is
+    called after every recompute with a TraceChange or EVERYTHING, `on_busy(bool)` when
+    the worker starts or ends, `on_failure(reason)` when a recompute raised. `parent`
+    owns the timers and the worker's messenger."""
+
+    def __init__(
+        self,
+        parent: QObject,
+        session: Callable[[], Session],
+        *,
+        on_change: Callable[[TraceChange | None], object],
+        on_busy: Callable[[bool], object],
+        on_failure: Callable[[str], object],
+    ):
+        self._session = session
+        self._on_change, self._on_busy, self._on_failure = on_change, on_busy, on_failure
+        self.engine = IncrementalTrace(session())
+        # what the recomputes since the last report changed (EVERYTHING or query heads)
+        self._changed_heads: set[int] | None = set()
+        self._changed_contributions: set[int] = set()
+        self._contributions: dict[int, np.ndarray] = {}  # head → Z_i W_O[i], until stale
+        self._flush_later = Later(parent, self._flush)
+        self.count = 0  # recomputes so far (tests and the benchmark count them)
         # off-thread recomputes of large layers (see ASYNC_CELLS)
         self.busy = False
         self._idle = threading.Event()
         self._idle.set()
-        self._finished = _Finished(self)
-        self._finished.done.connect(self._job_done)
+        self._finished = _Finished(parent, self._job_done)
         self._queued: list[tuple] = []  # engine marks/resets made while a job runs
         self._job: _Job | None = None
         self._requests: list[tuple] = []  # run_off_thread calls waiting for the worker
-        self._private = None  # the worker's own copy of the session (_worker_session)
-        self._sharing = False  # the running recompute reads the document's own session
+        self._private: Session | None = None  # the worker's own copy (_worker_session)
+        self._sharing = False  # the running recompute reads the document's own arrays
         if self.asynchronous:
-            self._changed_heads = None
+            self._changed_heads = EVERYTHING
             self._start_job()  # the window opens at once; panels say "computing…"
         else:
-            self._engine.refresh()
+            self.engine.refresh()
 
+    # ------------------------------------------------- what the document tells it ---
+    # What an edit changed, as soon as it is written (a trace() right after sees it);
+    # then `schedule()`.
+    def values_changed(self, name: str, head: int | None, contributions=()) -> None:
+        """Numbers of parameter `name` changed (for one head or K/V group, or EVERYTHING);
+        `contributions`: the heads whose block of W_O changed."""
+        self._engine_call("mark", name, head)
+        self._changed_contributions |= set(contributions)
+
+    def switched(self, session: Session) -> None:
+        """The document moved to `session`, whose numbers are the same but whose ablated
+        heads or extra mask differ: only what those touch is recomputed."""
+        self._engine_call("switch", session)
+
+    def reset(self, session: Session) -> None:
+        """The document moved to `session`, which may differ in anything: everything is
+        recomputed."""
+        self._engine_call("reset", session)
+        self._changed_heads = EVERYTHING
+
+    @property
+    def pending(self) -> bool:
+        """Is a recompute (and its report) due on the next event-loop turn?"""
+        return self._flush_later.pending
+
+    def schedule(self) -> None:
+        """Recompute on the next event-loop turn what the calls above said changed (the
+        document calls it last, after its own signals: views schedule their work first)."""
+        self._flush_later.schedule()
+
+    def _engine_call(self, *item) -> None:
+        """Give an edit to the engine, or queue it while a job runs on the worker."""
+        if self.busy:
+            self._queued.append(item)
+        else:
+            _give(self.engine, item)
+
+    def reads(self, params) -> bool:
+        """Does the running recompute read these very arrays (the document's own)?"""
+        return self._sharing and self.engine.session.params is params
+
+    def moved(self, shared: Session, reusable: bool) -> None:
+        """The document moved to a copy of `shared` (another thread reads its arrays).
+        If that is the running recompute, they become the worker's own for later jobs
+        when `reusable` (no writer thread reads them either); between jobs the engine
+        follows the document to its copy (it would recompute the old numbers)."""
+        if self.reads(shared.params):
+            self._sharing = False
+            if reusable:
+                self._private = shared
+        elif not self.busy:
+            self.engine.session = self._session()
+
+    # -------------------------------------------------------------------- reading ---
     def trace(self) -> Trace:
         """The up-to-date trace; refreshes now if edits are pending (the signal still comes).
 
@@ -102,23 +191,35 @@ class Recompute:
         a view only prepares its images from the trace, nothing writes it: returned at once."""
         job = self._job
         preparing = self.busy and not self._recomputing(job)
-        if preparing and not self._queued and not self._engine.is_dirty:
+        if preparing and not self._queued and not self.engine.is_dirty:
             # a view preparing its images only reads the trace: it is up to date already
-            return self._engine.trace
+            return self.engine.trace
         if self.busy:
             self._idle.wait()
             self._job_done(job)  # its queued signal, arriving later, is ignored
-        if self._engine.is_dirty:
+        if self.engine.is_dirty:
             self._refresh()
-            self._schedule()  # traceChanged still comes, from the next turn's flush
-        return self._engine.trace
+            self._flush_later.schedule()  # the report still comes, from the next turn's flush
+        return self.engine.trace
+
+    def contribution(self, head: int) -> np.ndarray:
+        """C_i = Z_i W_O[i·d_v:(i+1)·d_v, :] (read-only), computed once per change of Z_i
+        or of that block of W_O."""
+        trace = self.trace()
+        cached = self._contributions.get(head)
+        if cached is None:
+            d_v = self._session().config.d_v
+            cached = readonly(trace.heads[head] @ trace.w_o[head * d_v : (head + 1) * d_v])
+            self._contributions[head] = cached
+        return cached
 
     def frozen_data(self):
         """The numbers as they are now, for `run_off_thread` work: a StageData over the
         current trace (not waited for, not refreshed) and the parameters."""
         from mha_gui.engine.stage_panels import TraceData
 
-        return TraceData(self.config, self.tokens, self.session.params, self._engine.trace)
+        s = self._session()
+        return TraceData(s.config, list(s.tokens), s.params, self.engine.trace)
 
     def _recomputing(self, job: _Job | None) -> bool:
         """Is `job` a recompute (rather than a view preparing its images)? (A bound method
@@ -132,32 +233,23 @@ class Recompute:
         its images on the worker does not count: nothing writes the trace meanwhile."""
         if self.busy and self._recomputing(self._job):
             return True
-        return self.asynchronous and (self._engine.is_dirty or bool(self._queued))
+        return self.asynchronous and (self.engine.is_dirty or bool(self._queued))
 
     @property
     def asynchronous(self) -> bool:
-        c = self.config
+        c = self._session().config
         return c.h * c.n * c.n > ASYNC_CELLS
 
-    def _mark(self, name: str, head: int | None) -> None:
-        if self.busy:
-            self._queued.append(("mark", name, head))
-        else:
-            self._engine.mark(name, head)
-
-    def _schedule(self) -> None:
-        if not self._timer.isActive():
-            self._timer.start()
-
+    # ------------------------------------------------------------------ recomputing ---
     def _refresh(self) -> None:
-        _trace, heads = self._engine.refresh()
+        _trace, heads = self.engine.refresh()
         self._account(heads)
 
     def _account(self, heads: set[int] | None) -> None:
-        """Record what a recompute changed, until the next `traceChanged` says it."""
-        self.recompute_count += 1
-        if heads is None or self._changed_heads is None:
-            self._changed_heads = None
+        """Record what a recompute changed, until the next report says it."""
+        self.count += 1
+        if heads is EVERYTHING or self._changed_heads is EVERYTHING:
+            self._changed_heads = EVERYTHING
             self._contributions.clear()
         else:
             self._changed_heads |= heads
@@ -167,12 +259,12 @@ class Recompute:
     def _flush(self) -> None:
         if self.busy:
             return  # the running job's end flushes again
-        if self._engine.is_dirty and self.asynchronous:
+        if self.engine.is_dirty and self.asynchronous:
             self._start_job()
             return
-        if self._engine.is_dirty:
+        if self.engine.is_dirty:
             self._refresh()
-        self._emit_change()
+        self._report()
 
     def run_off_thread(self, work, done) -> None:
         """Run `work()` on a worker thread while the trace stays as it is (edits made
@@ -186,43 +278,30 @@ class Recompute:
     def _start_job(self) -> None:
         """Recompute on a worker thread from a private copy of the numbers, so edits made
         meanwhile (queued, applied after) never race with the computation."""
-        self._engine.session = self._worker_session()
-        self._start(lambda: self._engine.refresh()[1], self._recomputed)
+        self.engine.session = self._worker_session()
+        self._start(lambda: self.engine.refresh()[1], self._recomputed)
 
-    def _worker_session(self):
+    def _worker_session(self) -> Session:
         """The numbers the worker recomputes from, which no edit may touch meanwhile.
 
         The worker's own arrays when it has some of the right shapes (the last job's,
         overwritten: at n = 2048, d_model 768 a fresh 28 MB copy costs ~40 ms of page
         faults on the UI thread, a copy into touched pages ~5 ms). Otherwise — a layer
         just opened — the document's own session, copied only if an edit arrives before
-        the job ends (`_before_write`). Nothing else reads the worker's arrays between
-        jobs: a trace made from them is recomputed in the next job, and views wait."""
-        s, p = self.session, self._private
-        if p is None or p.config != s.config:
+        the job ends (the document asks `reads`). Nothing else reads the worker's arrays
+        between jobs: a trace made from them is recomputed in the next job, and views wait."""
+        s, p = self._session(), self._private
+        if p is None or p.config.parameter_shapes() != s.config.parameter_shapes():
             self._private = None
             self._sharing = True
             return s
+        p.config = s.config  # same shapes: a switch (causal, ablation…) reuses the arrays
         return s.copy_into(p)
-
-    def _before_write(self) -> None:
-        """An edit while another thread reads the document's own arrays (the worker's
-        first recompute of an opened layer, a file being written): the document moves to
-        a copy first. The worker's session then becomes its own arrays for later jobs,
-        unless a writer still reads them."""
-        worker = self._sharing and self._engine.session is self.session
-        if worker or self._numbers_read_elsewhere():
-            shared = self.session
-            self.session = shared.copy(trusted=True)
-            if worker:
-                self._sharing = False
-                if not self._numbers_read_elsewhere(shared.params):
-                    self._private = shared
 
     def _start(self, work, done) -> None:
         self.busy = True
         self._idle.clear()
-        self.busyChanged.emit(True)
+        self._on_busy(True)
         self._job = _Job(work, done, self._finished, self._idle)
         QThreadPool.globalInstance().start(self._job.run)
 
@@ -241,11 +320,11 @@ class Recompute:
             # edits made meanwhile go to the engine after: recomputed on the worker next,
             # not by a trace() of the view's on the UI thread)
             if error is not None:
-                self.computeFailed.emit(str(error))
+                self._on_failure(str(error))
             else:
                 done(value)
             self._apply_queued()
-            self.busyChanged.emit(False)
+            self._on_busy(False)
             self._next_job()
             return
         self._recomputed(value, error)
@@ -253,10 +332,7 @@ class Recompute:
     def _apply_queued(self) -> None:
         """The marks and resets of edits made while a job ran, given to the engine."""
         for item in self._queued:
-            if item[0] == "mark":
-                self._engine.mark(item[1], item[2])
-            else:
-                self._engine.reset(item[1])
+            _give(self.engine, item)
         self._queued.clear()
 
     def _next_job(self) -> None:
@@ -264,23 +340,33 @@ class Recompute:
             return
         if self._requests:
             self._start(*self._requests.pop(0))
-        elif self._engine.is_dirty:
-            self._schedule()  # edits made while it ran: the newest numbers next
+        elif self.engine.is_dirty:
+            self._flush_later.schedule()  # edits made while it ran: the newest numbers next
 
     def _recomputed(self, heads, error=None) -> None:
         self._sharing = False
-        self._engine.session = self.session
+        self.engine.session = self._session()
         self._apply_queued()
         if error is not None:
-            self._engine.reset(self.session)  # start over from scratch next time
-            self.computeFailed.emit(str(error))
+            self.engine.reset(self._session())  # start over from scratch next time
+            self._on_failure(str(error))
         else:
             self._account(heads)
-            self._emit_change()
-        self.busyChanged.emit(False)
+            self._report()
+        self._on_busy(False)
         self._next_job()
 
-    def _emit_change(self) -> None:
+    def _report(self) -> None:
         heads, self._changed_heads = self._changed_heads, set()
         contributions, self._changed_contributions = self._changed_contributions, set()
-        self.traceChanged.emit(None if heads is None else TraceChange(heads, contributions))
+        self._on_change(EVERYTHING if heads is EVERYTHING else TraceChange(heads, contributions))
+
+
+def _give(engine: IncrementalTrace, item: tuple) -> None:
+    """One edit for the engine: ("mark", name, head), ("switch", session) — same numbers,
+    other ablation or mask — or ("reset", session)."""
+    kind = item[0]
+    if kind == "mark":
+        engine.mark(item[1], item[2])
+    else:
+        engine.reset(item[1], same_numbers=kind == "switch")

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui import theme
-from mha_gui.views.editors.matrix_model import KV, MatrixModel
+from mha_gui.document.cells import KV
+from mha_gui.views.editors.matrix_model import MatrixModel
 from mha_gui.views.editors.matrix_table import MatrixTable
 from mha_gui.views.settings.display_options import bind_display
 
@@ -102,8 +103,8 @@ class MatrixEditor(QWidget):
             self.table.setToolTip("Double-click a token (row label) to rename it")
         layout.addStretch(1)
 
+        # configChanged follows every shapeChanged (after the models have reset)
         document.configChanged.connect(self._sync)
-        document.shapeChanged.connect(self._sync)
         document.viewChanged.connect(self._follow_view)
         self._sync()
         self._follow_view()

@@ -1,8 +1,9 @@
 """Table models over the document's matrices: one QAbstractTableModel per matrix.
 
-A model never writes an array. `setData` parses the text and hands it to
-`Document.set_value`, which pushes an undo command; the document's signals then tell the
-model what to repaint (one `dataChanged` per change of the matrix, never per cell).
+A model never writes an array. `setData` parses and checks the text (once; a refusal is
+`rejected` with its reason) and hands the number to `Document.set_value`, which pushes an
+undo command; the document's signals then tell the model what to repaint (one
+`dataChanged` per change of the matrix, never per cell).
 
 Per-head parameters (W_Q, W_K, W_V and their biases) show one head — or one K/V group —
 at a time, chosen with `set_head`. Biases are shown as a single row under their weight:
@@ -19,11 +20,10 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 
 from mha_gui import theme
+from mha_gui.document.cells import HEADED, KV, cell_index, is_bias
 from mha_gui.engine.values import format_value, parse_value
 from mha_gui.views.widgets.rich_text import tooltip_html
 
-HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")
-KV = ("W_K", "W_V", "b_K", "b_V")
 # Alpha of the value tint: light enough that black or white text stays readable on it.
 TINT_ALPHA = 110
 # On a dark base: how far toward the colour map's saturated end the largest value goes.
@@ -64,7 +64,7 @@ class MatrixModel(QAbstractTableModel):
 
     @property
     def is_bias(self) -> bool:
-        return self.name.startswith("b_")
+        return is_bias(self.name)
 
     def exists(self) -> bool:
         """False when this is a bias and biases are off in the config."""
@@ -107,9 +107,7 @@ class MatrixModel(QAbstractTableModel):
 
     def array_index(self, row: int, col: int) -> tuple:
         """The document index of a table cell."""
-        if self.is_headed:
-            return (self.head, col) if self.is_bias else (self.head, row, col)
-        return (col,) if self.name == "b_O" else (row, col)
+        return cell_index(self.name, self.head, row, col)
 
     def block_head(self) -> int | None:
         """The `head` argument of `Document.set_block` for this model."""

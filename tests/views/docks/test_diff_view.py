@@ -24,7 +24,7 @@ def view(window, show_widget):
 def settle(qtbot, view):
     """Let the document recompute and the view rebuild (both coalesce on timers)."""
     qtbot.wait(5)
-    qtbot.waitUntil(lambda: not (view.document._timer.isActive() or view._timer.isActive()))
+    qtbot.waitUntil(lambda: not (view.document.recompute.pending or view._timer.isActive()))
     view.grab()  # paint, as the user would see it
 
 

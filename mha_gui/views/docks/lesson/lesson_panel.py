@@ -72,7 +72,6 @@ class LessonPanel(QWidget):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
-        self.setObjectName("lessonPanel")
         self.document = document
         self.lesson: Lesson | None = None
         self.index = 0
@@ -623,15 +622,7 @@ def _choose(window) -> None:
     show_chooser(window)
 
 
-register_view(
-    ViewSpec(
-        name="lesson",
-        title="Lesson",
-        object_name="lessonPanel",
-        create=lambda document, settings: LessonPanel(document, settings),
-        area="right",
-    )
-)
+register_view(ViewSpec("lesson", LessonPanel, "lessonPanel", "Lesson", area="right"))
 register_action(
     ActionSpec(
         menu="Help",
