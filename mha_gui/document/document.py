@@ -92,6 +92,9 @@ class Document(QObject):
         # the model folder and sentence of File ▸ Open model… (an engine ModelOrigin) while
         # its layer is the open session; None for presets and files (the model view reads it)
         self.model_origin = origin
+        # how many sessions open_session has started: a view that opened one (a lesson
+        # step) tells whether the session shown is still that one
+        self.opened_count = 0
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
         self.saver = BackgroundSave(
@@ -387,6 +390,7 @@ class Document(QObject):
         from a file, and kept by nobody else): it is checked again but not copied, which
         at n = 2048 spares the window a 28 MB copy."""
         fresh = session.checked() if owned else session.copy()  # refused: nothing changes
+        self.opened_count += 1
         self.saver.opened()
         self.model_origin = origin
         self.undo_stack.clear()

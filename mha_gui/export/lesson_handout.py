@@ -21,7 +21,9 @@ from mha_gui.engine.numbers import num
 from mha_gui.engine.session import atomic_write
 from mha_gui.engine.stages import STAGES
 from mha_gui.export import figure
-from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W, _begin_painter
+from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W
+from mha_gui.export.painter import painter_on
+from mha_gui.export.text import qcolor
 
 TEXT_PX = 10.5
 MIN_FIGURE_H = 200.0  # points: below this the figure would not be readable on paper
@@ -41,26 +43,23 @@ def _write(path, lesson: Lesson, states, colormap: str = theme.DEFAULT_COLORMAP)
     figure.ensure_app()
     pal = theme.palette("light")
     writer = figure.pdf_writer(path, PAGE_W, PAGE_H, lesson.title)
-    painter = _begin_painter(writer, path)
     total = len(states) + 1
-    try:
+    with painter_on(writer, "the handout", path) as painter:
         unit = writer.resolution() / 72.0
         for k, state in enumerate(states):
             if k:
                 writer.newPage()
             painter.resetTransform()
             painter.scale(unit, unit)
-            painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure._qcolor(pal.background))
+            painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), qcolor(pal.background))
             _step_page(painter, lesson, state, pal, colormap)
             _footer(painter, lesson, k + 1, total, pal)
         writer.newPage()
         painter.resetTransform()
         painter.scale(unit, unit)
-        painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure._qcolor(pal.background))
+        painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), qcolor(pal.background))
         _answers_page(painter, lesson, states, pal)
         _footer(painter, lesson, total, total, pal)
-    finally:
-        painter.end()
 
 
 def _html_block(painter, x: float, y: float, width: float, html: str, px: float, color: str):
@@ -100,7 +99,7 @@ def _step_page(painter, lesson: Lesson, state: StepState, pal, colormap: str) ->
         height = _html_block(None, 0, 0, inner - 16, task_html, TEXT_PX, pal.text)
         box = QRectF(MARGIN, y, inner, height + 12)
         painter.save()
-        painter.setPen(QPen(figure._qcolor(pal.muted), 0.8))
+        painter.setPen(QPen(qcolor(pal.muted), 0.8))
         painter.drawRoundedRect(box, 4, 4)
         painter.restore()
         _html_block(painter, MARGIN + 8, y + 6, inner - 16, task_html, TEXT_PX, pal.text)
@@ -190,7 +189,7 @@ def _footer(painter, lesson: Lesson, page: int, total: int, pal) -> None:
     from PySide6.QtCore import QRectF, Qt
 
     painter.setFont(figure.make_font(8))
-    painter.setPen(figure._qcolor(pal.muted))
+    painter.setPen(qcolor(pal.muted))
     name = lesson.name or Path(lesson.file).name
     painter.drawText(
         QRectF(MARGIN, PAGE_H - MARGIN + 8, PAGE_W - 2 * MARGIN, 14),

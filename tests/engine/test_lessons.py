@@ -6,29 +6,20 @@ from __future__ import annotations
 import pytest
 
 from mha_gui.engine.lessons import LessonError, check_lesson, evaluate, load_lesson, read_lesson
-from mha_gui.engine.lessons.check import builtin_model_folder, situation
+from mha_gui.engine.lessons.check import situation
 from mha_gui.engine.lessons.format import MAX_BYTES, MAX_STEPS, MAX_TEXT
 from mha_gui.engine.lessons.library import builtin_name, builtin_paths, read_builtin
 from mha_gui.engine.lessons.markup import to_html, to_plain
 
-MODEL_MISSING = not builtin_model_folder().is_dir()
-MODEL_REASON = f"the built-in model is not installed yet ({builtin_model_folder()})"
-
 
 def needs_model(path):
-    """The heads lesson runs the built-in trained model: skipped only while it is absent."""
+    """The heads lesson runs the built-in trained model (slower: its tests say so)."""
     lesson = read_builtin(path)
     return any(s.show.source and s.show.source.kind == "model" for s in lesson.steps)
 
 
 def builtin_params():
-    out = []
-    for path in builtin_paths():
-        marks = (
-            [pytest.mark.skipif(MODEL_MISSING, reason=MODEL_REASON)] if needs_model(path) else []
-        )
-        out.append(pytest.param(path, id=builtin_name(path), marks=marks))
-    return out
+    return [pytest.param(path, id=builtin_name(path)) for path in builtin_paths()]
 
 
 MINIMAL = b"""

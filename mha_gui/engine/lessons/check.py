@@ -34,6 +34,7 @@ from mha_gui.engine.lessons.format import (
     Source,
     Step,
 )
+from mha_gui.engine.models.builtin import builtin_model_path
 from mha_gui.engine.session import Session, ViewState, default_tokens
 
 # The window's docks by name (View ▸ Panels): its editors and every registered view.
@@ -64,29 +65,13 @@ def model_folder(name: str, folder: Path | None) -> Path:
     """The folder of `model = ...`: the built-in trained model, or a path (relative to
     the lesson file). ValueError when it is not there."""
     if name == BUILTIN_MODEL:
-        try:
-            from mha_gui.engine.models.builtin import resolve_model
-        except ImportError:
-            resolve_model = None
-        if resolve_model is not None:
-            return Path(resolve_model(BUILTIN_MODEL))
-        path = builtin_model_folder()
-        if not path.is_dir():
-            raise ValueError(f"the built-in model is not installed (no folder {path})")
-        return path
+        return builtin_model_path()
     path = Path(name).expanduser()
     if not path.is_absolute() and folder is not None:
         path = folder / path
     if not path.is_dir():
         raise ValueError(f"model folder {str(path)!r} does not exist")
     return path
-
-
-def builtin_model_folder() -> Path:
-    """Where the built-in trained model lives (resources/models/classroom)."""
-    from mha_gui.engine.lessons.library import resources_folder
-
-    return resources_folder() / "models" / "classroom"
 
 
 def open_source(source: Source, folder: Path | None) -> Session:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import mha_gui
 from mha_gui.engine.lessons.format import (
     Lesson,
     LessonError,
@@ -18,17 +17,7 @@ from mha_gui.engine.lessons.format import (
     read_lesson,
     read_lesson_file,
 )
-
-
-def resources_folder() -> Path:
-    """The top-level resources/ folder: beside the sources in a checkout, else the
-    installed `mha_gui.resources` package."""
-    checkout = Path(mha_gui.__file__).resolve().parent.parent
-    if (checkout / "pyproject.toml").is_file() and (checkout / "resources").is_dir():
-        return checkout / "resources"
-    from importlib.resources import files
-
-    return Path(str(files("mha_gui.resources")))
+from mha_gui.engine.resources import resources_folder
 
 
 def lessons_folder() -> Path:

@@ -8,25 +8,17 @@ ordinary Hugging Face one (resources/models/classroom/, installed as package dat
 
 from __future__ import annotations
 
-from importlib.resources import files
 from pathlib import Path
+
+from mha_gui.engine.resources import resources_folder
 
 BUILTIN_NAME = "builtin"
 _FOLDER = ("models", "classroom")
 
 
 def builtin_model_path() -> Path:
-    """The folder of the built-in model.
-
-    From a source checkout (the code run in place, next to its pyproject.toml) that is the
-    checkout's own resources/models/classroom, so code and model always come from the same
-    tree; from an installed package it is the package data of `mha_gui.resources`.
-    """
-    root = Path(__file__).resolve().parents[3]
-    checkout = root.joinpath("resources", *_FOLDER)
-    if (root / "pyproject.toml").is_file() and checkout.is_dir():
-        return checkout
-    return Path(str(files("mha_gui.resources").joinpath(*_FOLDER)))
+    """The folder of the built-in model (resources/models/classroom)."""
+    return resources_folder().joinpath(*_FOLDER)
 
 
 def resolve_model(arg: str | Path) -> str | Path:
