@@ -5,7 +5,7 @@ queries, columns: keys) on the 0–1 weights colour scale, with one colour bar. 
 labels sit on the outer axes when the maps are large enough to read them. The opened
 layer and the inspected head are outlined. Above each map, a chip names the head's
 strongest role from 0.4 up ("prev 0.92", "induction 0.71"; engine/model_roles.py), one
-colour per role; with `show=ROLE` the heads that play that role keep their chip (with
+colour per role (a narrow map gets "ind 0.71", then "ind"); with `show=ROLE` the heads that play that role keep their chip (with
 that role's score) and the others are veiled, so a class sees at once which heads do
 what. The note says where each role was measured. A Drawing (export/drawing.py): the
 dock paints it and `mha-gui export --model DIR --text ... --view model` writes it.
@@ -105,6 +105,7 @@ class ModelGridDrawing:
             if fit is None and readable:
                 break
         self.cell, self.columns, self.labels = best
+        self.note += self._legend()  # after the cell size: it says which chips are short
         self.pitch = BAND + self.cell + GAP  # one layer's row: chips, maps, gap
         self.per = math.ceil(L / self.columns)  # layers per column of blocks
         self.token_w = self.token_full if self.labels else 0.0
@@ -186,6 +187,30 @@ class ModelGridDrawing:
             return self.roles.label(row, head, self.show), self.show
         best = self.roles.roles.strongest(row, head)
         return None if best is None else (self.roles.label(row, head), best[0])
+
+    def fitted(self, text: str, role: str) -> str:
+        """A chip's text for this map width: "induction 0.71", else "ind 0.71", else "ind"."""
+        room = self.cell + GAP - 2
+        name, score = text.rsplit(" ", 1)
+        short = SHORTER.get(role, name)
+        for candidate in (text, f"{short} {score}", short):  # the first that fits
+            if text_width(candidate, ROLE_PX, True) + 10 <= room:
+                return candidate
+        return _elide(short, ROLE_PX, room - 10, True)
+
+    def _legend(self) -> str:
+        """ " · ind = induction, …" for the short names the chips use, else ""."""
+        if self.roles is None:
+            return ""
+        rows, heads = self.roles.roles.shape
+        short = set()
+        for row in range(rows):
+            for head in range(heads):
+                chip = self.chip(row, head)
+                if chip is not None and self.fitted(*chip) != chip[0]:
+                    short.add(chip[1])
+        named = [f"{SHORTER[r]} = {r}" for r in SHORTER if r in short]
+        return f" · {', '.join(named)}" if named else ""
 
     def veiled(self, row: int, head: int) -> bool:
         return self.show is not None and not self.roles.plays(self.show, row, head)
@@ -273,10 +298,8 @@ class ModelGridDrawing:
         if chip is None:
             return
         text, role = chip
+        text = self.fitted(text, role)
         room = rect.width() + GAP - 2
-        if text_width(text, ROLE_PX, True) + 10 > room and role in SHORTER:
-            text = SHORTER[role] + text[len(role) :]
-        text = _elide(text, ROLE_PX, room - 10, True)
         w = min(room, text_width(text, ROLE_PX, True) + 10)
         box = QRectF(rect.center().x() - w / 2, rect.top() - BAND + 1, w, BAND - 4)
         painter.save()

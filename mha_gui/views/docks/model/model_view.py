@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -255,6 +256,8 @@ class ModelView(QWidget):
         bar.addWidget(self.show_combo)
         self.status = QLabel(self)
         self.status.setObjectName("modelRoleStatus")
+        # clipped in a narrow dock rather than widening it (the full text is its tooltip)
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar.addWidget(self.status, 1)
         layout.addLayout(bar)
         self.canvas = ModelCanvas(document, settings, self)
@@ -305,22 +308,22 @@ class ModelView(QWidget):
         playing = roles is not None and shown is not None and roles.count(shown) > 0
         self.canvas.set_show(shown if playing else None)
         self.status.setText(self._status(roles))
+        self.status.setToolTip(self.status.text())
 
     def _status(self, roles) -> str:
-        """Where the labels come from (the figure's note says it too)."""
+        """Where the labels come from, short (the figure's note says it in full)."""
         if self.canvas.maps is None:
             return ""
         if roles is None:
             return self.canvas.roles_error or MEASURING
-        parts = ["previous, first, self: this text"]
-        parts.append(
-            "duplicate, induction: "
-            + ("this text" if roles.repeats_on == "text" else "a repeated-tokens probe "
-               "(the text repeats too few tokens)")
-        )  # fmt: skip
+        where = (
+            "roles on this text"
+            if roles.repeats_on == "text"
+            else "duplicate, induction on a repeated-tokens probe (few repeats in this text)"
+        )
         if roles.grammar:
-            parts.append(f"agreement, antecedent: {GRAMMAR_SENTENCES} classroom sentences each")
-        return "Roles measured on — " + "; ".join(parts)
+            where += f"; agreement, antecedent on {GRAMMAR_SENTENCES} classroom sentences each"
+        return where
 
     def _chosen(self, _index: int) -> None:
         self.wanted = self.show_combo.currentData()
