@@ -463,7 +463,7 @@ class OpenModelDialog(QDialog):
         self.stop_button = QPushButton("Cancel download", box)
         self.stop_button.setObjectName("cancelDownload")
         self.stop_button.setVisible(False)
-        second.addWidget(self.fetch_button)
+        second.addWidget(self.fetch_button, 0, Qt.AlignmentFlag.AlignLeft)
         second.addWidget(self.download_progress, 1)
         second.addWidget(self.stop_button)
         rows.addLayout(second)
@@ -480,6 +480,7 @@ class OpenModelDialog(QDialog):
             self.download_button.setChecked(on)
         if on:
             self.repo_id.setFocus()
+            self.resize(self.width(), max(self.height(), self.sizeHint().height()))
 
     def _say(self, text: str, error: bool = False) -> None:
         self.plan_label.setText(
