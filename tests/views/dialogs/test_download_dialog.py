@@ -15,33 +15,28 @@ from PySide6.QtGui import QAction
 from mha_gui.engine.models import discover_models
 from mha_gui.views.dialogs import open_model_dialog
 from mha_gui.views.dialogs.open_model_dialog import OpenModelDialog
-from tests.engine.models.builders import build_model
-from tests.engine.models.fake_hub import COMMIT, FakeHub
+from tests.engine.models.fake_hub import COMMIT
+from tests.engine.models.test_download import hub  # noqa: F401  (a fixture)
 
 REPO = "org/tiny-gpt2"
 
 
 @pytest.fixture
-def hub(model_hub, tmp_path, monkeypatch):
-    """The fake hub with a tiny GPT-2 (and pickled weights nobody may fetch) and a T5;
-    the cache is the model_hub fixture's."""
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    with FakeHub() as fake:
-        monkeypatch.setenv("HF_ENDPOINT", fake.url)
-        folder = tmp_path / "gpt2-src"
-        folder.mkdir()
-        build_model(folder, "gpt2")
-        (folder / "pytorch_model.bin").write_bytes(b"pickled weights are never fetched")
-        fake.add_folder(REPO, folder)
-        t5 = tmp_path / "t5-src"
-        t5.mkdir()
-        (t5 / "config.json").write_text(json.dumps({"model_type": "t5"}))
-        (t5 / "tokenizer.json").write_text("{}")
-        (t5 / "model.safetensors").write_bytes(b"")
-        fake.add_folder("google/t5-small", t5)
-        fake.snapshot = model_hub.parents[2] / "models--org--tiny-gpt2" / "snapshots" / COMMIT
-        yield fake
+def dialog_hub(request, tmp_path, monkeypatch):
+    """The download tests' fake hub (a tiny GPT-2, with pickled weights nobody may fetch)
+    plus a T5; only its cache is read, never the real home's."""
+    fake = request.getfixturevalue("hub")
+    for key in ("XDG_CACHE_HOME", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    t5 = tmp_path / "t5-src"
+    t5.mkdir()
+    (t5 / "config.json").write_text(json.dumps({"model_type": "t5"}))
+    (t5 / "tokenizer.json").write_text("{}")
+    (t5 / "model.safetensors").write_bytes(b"")
+    fake.add_folder("google/t5-small", t5)
+    fake.snapshot = fake.cache / "models--org--tiny-gpt2" / "snapshots" / COMMIT
+    return fake
 
 
 def _dialog(window, qtbot) -> OpenModelDialog:
@@ -62,11 +57,11 @@ def _check(dialog, qtbot, repo: str) -> None:
     qtbot.waitUntil(lambda: dialog.check_job is None, timeout=20000)
 
 
-def _fetched(hub) -> list[str]:
-    return [r for r in hub.requests if r.startswith("GET") and "/resolve/" in r]
+def _fetched(fake) -> list[str]:
+    return [r for r in fake.requests if r.startswith("GET") and "/resolve/" in r]
 
 
-def test_check_shows_the_size_first_then_download_fetches_and_chooses_it(window, qtbot, hub):
+def test_check_shows_the_size_first_then_download_fetches_and_chooses_it(window, qtbot, dialog_hub):
     dialog = _dialog(window, qtbot)
     assert dialog.repo_id.placeholderText().startswith("gpt2, bert-base-uncased, Qwen/")
     assert not dialog.fetch_button.isEnabled()  # nothing to download before Check
@@ -78,7 +73,7 @@ def test_check_shows_the_size_first_then_download_fetches_and_chooses_it(window,
     assert f"{REPO}</b> (gpt2): 3 files, <b>{total}</b>" in text
     assert "model.safetensors " in text and "Press Download" in text
     # Check read only the small config.json (to know the family): no weights yet
-    assert [r.rsplit("/", 1)[1] for r in _fetched(hub)] == ["config.json"]
+    assert [r.rsplit("/", 1)[1] for r in _fetched(dialog_hub)] == ["config.json"]
     assert not any(m.name == REPO for m in discover_models())
     assert dialog.fetch_button.isEnabled()
 
@@ -90,16 +85,16 @@ def test_check_shows_the_size_first_then_download_fetches_and_chooses_it(window,
     qtbot.waitUntil(lambda: dialog.fetch_job is None, timeout=20000)
     assert progress and progress[-1] == dialog.download_progress.maximum()
     assert not dialog.download_progress.isVisible()
-    assert not any("pytorch_model.bin" in r for r in _fetched(hub))
-    assert sorted(p.name for p in hub.snapshot.iterdir()) == sorted(sizes)
+    assert not any("pytorch_model.bin" in r for r in _fetched(dialog_hub))
+    assert sorted(p.name for p in dialog_hub.snapshot.iterdir()) == sorted(sizes)
     chosen = dialog.model_list.selectedItems()
     assert [i.text().split()[0] for i in chosen] == [REPO]
-    assert dialog.info.path == hub.snapshot and "3 layers × 4 heads" in dialog.summary.text()
+    assert dialog.info.path == dialog_hub.snapshot and "3 layers × 4 heads" in dialog.summary.text()
     assert "Downloaded org/tiny-gpt2" in dialog.plan_label.text()
     assert dialog.open_button.isEnabled()
 
 
-def test_cancel_keeps_nothing_that_looks_like_a_model(window, qtbot, hub, monkeypatch):
+def test_cancel_keeps_nothing_that_looks_like_a_model(window, qtbot, dialog_hub, monkeypatch):
     real = open_model_dialog.download
 
     def held(plan, progress, cancelled):
@@ -119,10 +114,10 @@ def test_cancel_keeps_nothing_that_looks_like_a_model(window, qtbot, hub, monkey
     qtbot.mouseClick(dialog.stop_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: dialog.fetch_job is None, timeout=20000)
     assert "cancelled; nothing was kept" in dialog.plan_label.text()
-    assert not hub.snapshot.exists()
+    assert not dialog_hub.snapshot.exists()
     assert not any(m.name == REPO for m in discover_models())
     assert dialog.isVisible() and not dialog.fetch_button.isEnabled()  # Check again first
-    assert not any("model.safetensors" in r for r in _fetched(hub))
+    assert not any("model.safetensors" in r for r in _fetched(dialog_hub))
 
 
 def _closed_port() -> int:
@@ -140,7 +135,9 @@ def _closed_port() -> int:
         ("offline", "cannot reach the Hugging Face hub at"),
     ],
 )
-def test_refusals_are_one_sentence_in_the_dialog(window, qtbot, hub, monkeypatch, repo, said):
+def test_refusals_are_one_sentence_in_the_dialog(
+    window, qtbot, dialog_hub, monkeypatch, repo, said
+):
     if repo == "offline":
         monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
         repo = REPO
@@ -153,7 +150,7 @@ def test_refusals_are_one_sentence_in_the_dialog(window, qtbot, hub, monkeypatch
     assert dialog.check_button.isEnabled()
 
 
-def test_editing_the_id_takes_the_checked_plan_back(window, qtbot, hub):
+def test_editing_the_id_takes_the_checked_plan_back(window, qtbot, dialog_hub):
     dialog = _dialog(window, qtbot)
     qtbot.mouseClick(dialog.check_button, Qt.MouseButton.LeftButton)  # no id yet
     assert "Type a Hugging Face model id" in dialog.plan_label.text()
