@@ -66,6 +66,8 @@ def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbo
     window.resizeDocks([window.docks["model"]], [1100], Qt.Orientation.Vertical)
     _open(window, gpt2, layer=1)
     qtbot.waitUntil(lambda: isinstance(view.drawing, ModelGridDrawing), timeout=10000)
+    qtbot.waitUntil(lambda: view.roles is not None, timeout=30000)
+    assert view.show_combo.isEnabled() and view.status.text()
     maps = view.maps
     expected = attention_maps(gpt2, text=SENTENCE)
     assert maps.layers == (0, 1, 2) and maps.weights.shape == (3, 4, 14, 14)
@@ -98,6 +100,7 @@ def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbo
     # another session, not from a model: the view says how to open one
     window.document.open_preset("toy")
     qtbot.waitUntil(lambda: "not a layer of a real model" in view.drawing.text)
+    assert not view.show_combo.isEnabled() and view.status.text() == ""
 
 
 def test_a_failure_is_said_in_the_view(window, qtbot, tmp_path):

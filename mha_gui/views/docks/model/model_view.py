@@ -270,6 +270,7 @@ class ModelView(QWidget):
         self.wanted: str | None = None  # the user's choice, kept across grids
         self.show_combo.currentIndexChanged.connect(self._chosen)
         self.canvas.rolesChanged.connect(self.fill)
+        document.fileStateChanged.connect(self.fill)  # e.g. a preset: no roles to show
         self.fill()
 
     @property
@@ -290,8 +291,10 @@ class ModelView(QWidget):
 
     def fill(self) -> None:
         """The roles this grid measured, each with how many heads play it; the user's
-        choice stays selected (disabled while no head plays it)."""
-        roles = self.canvas.roles
+        choice stays selected (disabled while no head plays it). Nothing to choose from
+        while the session is not a model's layer."""
+        modelled = self.document.model_origin is not None
+        roles = self.canvas.roles if modelled else None
         with QSignalBlocker(self.show_combo):
             self.show_combo.clear()
             self.show_combo.addItem("all heads", None)
@@ -312,7 +315,7 @@ class ModelView(QWidget):
 
     def _status(self, roles) -> str:
         """Where the labels come from, short (the figure's note says it in full)."""
-        if self.canvas.maps is None:
+        if self.canvas.maps is None or self.document.model_origin is None:
             return ""
         if roles is None:
             return self.canvas.roles_error or MEASURING
