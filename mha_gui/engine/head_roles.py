@@ -112,7 +112,7 @@ class HeadRoles:
         `layer_index` indexes `layers` (0 … len(layers)-1). NaN scores never win.
         """
         best = None
-        for role in ROLES:
+        for role in self.scores:  # the five of ROLES, and any a caller measured
             value = float(self.scores[role][layer_index, head])
             if (
                 not np.isnan(value)

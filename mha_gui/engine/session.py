@@ -142,6 +142,17 @@ class Session:
         target.tokens, target.view, target.source = list(self.tokens), self.view.copy(), self.source
         return target
 
+    def _repr_svg_(self) -> str:
+        """A notebook cell whose value is a session shows its stage figure (export code)."""
+        from mha_gui.export.notebook import session_svg
+
+        return session_svg(self)
+
+    def _repr_png_(self) -> bytes:
+        from mha_gui.export.notebook import session_png
+
+        return session_png(self)
+
     def same_contents(self, other: Session) -> bool:
         """Would the two be written as the same file (config, tokens, numbers, mask)?"""
         if (self.config, list(self.tokens), self.source) != (

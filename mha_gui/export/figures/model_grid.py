@@ -3,8 +3,12 @@
 One row per layer, one column per head; each map is that head's n × n weights (rows:
 queries, columns: keys) on the 0–1 weights colour scale, with one colour bar. Token
 labels sit on the outer axes when the maps are large enough to read them. The opened
-layer and the inspected head are outlined. A Drawing (export/drawing.py): the dock paints
-it and `mha-gui export --model DIR --text ... --view model` writes it.
+layer and the inspected head are outlined. Above each map, a chip names the head's
+strongest role from 0.4 up ("prev 0.92", "induction 0.71"; engine/model_roles.py), one
+colour per role (a narrow map gets "ind 0.71", then "ind"); with `show=ROLE` the heads that play that role keep their chip (with
+that role's score) and the others are veiled, so a class sees at once which heads do
+what. The note says where each role was measured. A Drawing (export/drawing.py): the
+dock paints it and `mha-gui export --model DIR --text ... --view model` writes it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import math
 import numpy as np
 
 from mha_gui import theme
+from mha_gui.engine.model_roles import grid_roles
 from mha_gui.engine.models import attention_maps
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.painter import saved
@@ -22,7 +27,19 @@ from mha_gui.export.text import draw_plain_wrapped, elide, ensure_app, qcolor, t
 
 MARGIN = 24.0
 TITLE_PX, NOTE_PX, LABEL_PX, TOKEN_PX, TICK_PX = 22.0, 14.0, 14.0, 10.0, 12.0
+ROLE_PX = 13.0
 GAP = 8.0
+BAND = ROLE_PX * 1.7  # above each map: its role chip
+VEIL = 0.72  # how much of the background covers a head the chosen role leaves out
+# One colour per role, white text on it: readable on the light and the dark theme alike.
+ROLE_COLOURS = {
+    "previous": "#1f66a8",
+    "induction": "#7b3fa0",
+    "agreement": "#2e7d32",
+    "antecedent": "#b34700",
+}
+OTHER_ROLE = "#5c6b73"  # first, self, duplicate: patterns more than roles
+SHORTER = {"induction": "ind", "agreement": "agr", "antecedent": "ante"}
 GRID_WIDTH = 1300.0  # the maps share about this much width
 MIN_CELL, MAX_CELL = 48.0, 150.0
 LAYER_W = 72.0
@@ -34,13 +51,21 @@ VECTOR_CELLS = 200_000  # SVG/PDF draw every weight as a rectangle up to this ma
 
 class ModelGridDrawing:
     """The grid of `maps` (an engine ModelAttention). `layer`/`head`: what the window has
-    open (outlined; None for none); `hint`: say that a click opens a layer."""
+    open (outlined; None for none); `hint`: say that a click opens a layer. `roles`: the
+    heads' GridRoles (engine/model_roles.py), or None with `roles_note` saying why (still
+    measuring, failed); `show`: a role whose heads are highlighted, the others veiled."""
 
-    def __init__(self, maps, layer=None, head=None, hint=False, fit=None):
+    def __init__(
+        self, maps, layer=None, head=None, hint=False, fit=None, roles=None, show=None,
+        roles_note="",
+    ):  # fmt: skip
         """`fit` = (width, height): size the maps so the grid fills that box (a dock);
         None: the figure's own size (about 1600 units wide)."""
         ensure_app()
         self.maps, self.layer, self.head = maps, layer, head
+        if show is not None and (roles is None or show not in roles.measured):
+            show = None  # a role this grid has no scores for shows every head
+        self.roles, self.show = roles, show
         info = maps.info
         L, H = len(maps.layers), info.n_heads
         self.n = n = len(maps.tokens)
@@ -49,7 +74,10 @@ class ModelGridDrawing:
             f"{n} tokens: {elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
             f"queries, columns = keys, one colour scale 0–1 · the model's own weights"
             + (" · click a map to open that layer with that head inspected" if hint else "")
-        )
+            + f" · {roles.note() if roles is not None else roles_note}"
+            + (f" · highlighted: the heads scoring ≥ {roles.roles.threshold:.2f} as {show}"
+               if show else "")
+        ).removesuffix(" · ")  # fmt: skip
         widest = max(text_width(t, TOKEN_PX) for t in maps.tokens)
         self.token_full, self.bottom_full = min(TOKEN_W, widest + 6), min(TOKEN_W, widest + 8)
         if fit is None:
@@ -65,6 +93,8 @@ class ModelGridDrawing:
             if fit is None and readable:
                 break
         self.cell, self.columns, self.labels = best
+        self.note += self._legend()  # after the cell size: it says which chips are short
+        self.pitch = BAND + self.cell + GAP  # one layer's row: chips, maps, gap
         self.per = math.ceil(L / self.columns)  # layers per column of blocks
         self.token_w = self.token_full if self.labels else 0.0
         bottom = self.bottom_full if self.labels else 0.0
@@ -77,7 +107,7 @@ class ModelGridDrawing:
             None, 0, 0, self.width - 2 * MARGIN, self.note, NOTE_PX, ""
         )
         self.y0 = self._top(self.note_h)
-        self.height = self.y0 + self.per * (self.cell + GAP) + bottom + MARGIN
+        self.height = self.y0 + self.per * self.pitch - GAP + bottom + MARGIN
         self.description = (
             f"{info.summary()}; {n} tokens; layers {maps.layers[0]}–{maps.layers[-1]}"
         )
@@ -98,7 +128,7 @@ class ModelGridDrawing:
         bottom = self.bottom_full if labels else 0.0
         per = math.ceil(L / k)
         across = (fit[0] - side - k * fixed) / (k * H)
-        down = (fit[1] - self._top(note_h) - bottom - MARGIN) / per
+        down = (fit[1] - self._top(note_h) - bottom - MARGIN + GAP) / per - BAND
         return max(20.0, min(MAX_CELL, min(across, down) - GAP))
 
     # ----------------------------------------------------------------- geometry ---
@@ -106,7 +136,7 @@ class ModelGridDrawing:
         """Where layer number `row` (of maps.layers) and `head` are drawn."""
         column, r = divmod(row, self.per)
         left = MARGIN + column * self.block_w + LAYER_W + self.token_w
-        return (left + head * (self.cell + GAP), self.y0 + r * (self.cell + GAP),
+        return (left + head * (self.cell + GAP), self.y0 + r * self.pitch + BAND,
                 self.cell, self.cell)  # fmt: skip
 
     def hit(self, x: float, y: float):
@@ -123,11 +153,57 @@ class ModelGridDrawing:
         weights = self.maps.of(layer)[head]
         q, k = np.unravel_index(int(np.argmax(weights)), weights.shape)
         tokens = self.maps.tokens
+        roles = ""
+        if self.roles is not None:
+            row = self.maps.layers.index(layer)
+            named = self.roles.label(row, head)
+            roles = (f" Role: {named}." if named else " No role reaches "
+                     f"{self.roles.roles.threshold:.2f}.") + (
+                f" Best scores: {self.roles.summary(row, head)}.")  # fmt: skip
         return (
             f"layer {layer} · head {head}: strongest weight {weights[q, k]:.2f}, "
-            f"query “{tokens[q]}” → key “{tokens[k]}”. Click to open layer {layer} "
+            f"query “{tokens[q]}” → key “{tokens[k]}”.{roles} Click to open layer {layer} "
             f"with head {head} inspected."
         )
+
+    def chip(self, row: int, head: int) -> tuple[str, str] | None:
+        """(text, role) of the chip above a map, or None: the strongest role, or with
+        `show` the shown role's score for the heads that play it."""
+        if self.roles is None:
+            return None
+        if self.show is not None:
+            if not self.roles.plays(self.show, row, head):
+                return None
+            return self.roles.label(row, head, self.show), self.show
+        best = self.roles.roles.strongest(row, head)
+        return None if best is None else (self.roles.label(row, head), best[0])
+
+    def fitted(self, text: str, role: str) -> str:
+        """A chip's text for this map width: "induction 0.71", else "ind 0.71", else "ind"."""
+        room = self.cell + GAP - 2
+        name, score = text.rsplit(" ", 1)
+        short = SHORTER.get(role, name)
+        for candidate in (text, f"{short} {score}", short):  # the first that fits
+            if text_width(candidate, ROLE_PX, True) + 10 <= room:
+                return candidate
+        return elide(short, ROLE_PX, room - 10, True)
+
+    def _legend(self) -> str:
+        """ " · ind = induction, …" for the short names the chips use, else ""."""
+        if self.roles is None:
+            return ""
+        rows, heads = self.roles.roles.shape
+        short = set()
+        for row in range(rows):
+            for head in range(heads):
+                chip = self.chip(row, head)
+                if chip is not None and self.fitted(*chip) != chip[0]:
+                    short.add(chip[1])
+        named = [f"{SHORTER[r]} = {r}" for r in SHORTER if r in short]
+        return f" · {', '.join(named)}" if named else ""
+
+    def veiled(self, row: int, head: int) -> bool:
+        return self.show is not None and not self.roles.plays(self.show, row, head)
 
     # ----------------------------------------------------------------- painting ---
     def _map_images(self, colormap: str) -> list:
@@ -163,6 +239,7 @@ class ModelGridDrawing:
             for column in range(self.columns):
                 for head in range(self.maps.info.n_heads):
                     left, top, w, _h = self.map_rect(column * self.per, head)
+                    top -= BAND
                     color = theme.head_text_color(head, theme_name)
                     paint_text(painter, left - GAP / 2, top - LABEL_PX * 1.7, w + GAP,
                                LABEL_PX * 1.5, f"{'' if short else 'head '}{head}", LABEL_PX,
@@ -181,7 +258,12 @@ class ModelGridDrawing:
                         self._vector_map(painter, rect, self.maps.weights[row, head], lut)
                     else:
                         painter.drawImage(rect, images[row][head])
+                    if self.veiled(row, head):
+                        veil = qcolor(pal.background)
+                        veil.setAlphaF(VEIL)
+                        painter.fillRect(rect, veil)
                     outline(painter, rect, pal.grid, 0.8)
+                    self._chip(painter, row, head, rect)
                     if mine and head == self.head:
                         outline(painter, rect.adjusted(-2.5, -2.5, 2.5, 2.5), pal.highlight, 3.0)
             if self.labels:
@@ -190,9 +272,29 @@ class ModelGridDrawing:
                     last = min(L, (column + 1) * self.per) - 1
                     for head in range(self.maps.info.n_heads):
                         left, _top, _w, _h = self.map_rect(last, head)
-                        bottom = self.y0 + self.per * (self.cell + GAP) - GAP
+                        bottom = self.y0 + self.per * self.pitch - GAP
                         self._token_axis(painter, pal, left, bottom + 4, vertical=True)
             self._bar(painter, pal, lut)
+
+    def _chip(self, painter, row: int, head: int, rect) -> None:
+        """The role's name and score on the role's colour, centred above the map; the
+        short name when the full one is wider than the map."""
+        from PySide6.QtCore import QRectF, Qt
+
+        chip = self.chip(row, head)
+        if chip is None:
+            return
+        text, role = chip
+        text = self.fitted(text, role)
+        room = rect.width() + GAP - 2
+        w = min(room, text_width(text, ROLE_PX, True) + 10)
+        box = QRectF(rect.center().x() - w / 2, rect.top() - BAND + 1, w, BAND - 4)
+        with saved(painter):
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(qcolor(ROLE_COLOURS.get(role, OTHER_ROLE)))
+            painter.drawRoundedRect(box, 4, 4)
+        paint_text(painter, box.left(), box.top(), box.width(), box.height(), text, ROLE_PX,
+                   "#ffffff", Qt.AlignCenter, True)  # fmt: skip
 
     @staticmethod
     def _is_vector(painter) -> bool:
@@ -242,8 +344,8 @@ class ModelGridDrawing:
         from PySide6.QtCore import QRectF, Qt
 
         x = MARGIN + self.columns * self.block_w - BLOCK_GAP + BAR_GAP - GAP
-        y = self.y0
-        h = min(260.0, max(self.cell * 2, self.per * (self.cell + GAP) - GAP))
+        y = self.y0 + BAND
+        h = min(260.0, max(self.cell * 2, self.per * self.pitch - GAP - BAND))
         steps = 64
         for k in range(steps):
             rgb = theme.colors_for(np.array([1 - (k + 0.5) / steps]), (0.0, 1.0), lut)[0]
@@ -257,13 +359,15 @@ class ModelGridDrawing:
 
 
 def model_drawing(_data, options: FigureOptions) -> ModelGridDrawing:
-    """`export --model DIR --text ... --view model`: the grid of every layer × head."""
+    """`export --model DIR --text ... --view model`: the grid of every layer × head,
+    labelled with the heads' roles as in the window."""
     extra = options.extra or {}
     if not extra.get("model"):
         raise ValueError("--view model needs --model DIR and --text (or --token-ids)")
     ids = extra.get("token_ids")
     maps = attention_maps(extra["model"], text=extra.get("text"), token_ids=ids)
+    roles = grid_roles(maps, extra["model"])
     layer = extra.get("layer")
     if layer is not None and layer < 0:  # --layer -1: the last
         layer += maps.info.n_layers
-    return ModelGridDrawing(maps, layer=layer, head=extra.get("head"))
+    return ModelGridDrawing(maps, layer=layer, head=extra.get("head"), roles=roles)

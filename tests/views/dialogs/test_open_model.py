@@ -8,7 +8,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from mha_gui.engine.classroom import ready_sentences
 from mha_gui.engine.models import open_layer
+from mha_gui.engine.models.builtin import builtin_model_path
 from mha_gui.engine.models.origin import ModelOrigin
 from mha_gui.engine.session import load_session
 from mha_gui.views.dialogs.open_model_dialog import OpenModelDialog, parse_ids
@@ -38,12 +40,17 @@ def test_the_cache_list_the_layer_and_the_opened_session(
     assert window.findChild(QAction, "action.openModel").shortcut().toString() == "Ctrl+Shift+O"
     dialog = _dialog(window, qtbot)
     items = [dialog.model_list.item(i) for i in range(dialog.model_list.count())]
-    assert [i.text().split()[0] for i in items] == ["google/t5-small", "openai-community/gpt2"]
-    t5, gpt2 = items
+    assert [i.text().split()[0] for i in items] == [
+        "Built-in:",
+        "google/t5-small",
+        "openai-community/gpt2",
+    ]
+    _builtin, t5, gpt2 = items
     assert "t5: not supported" in t5.text() and not (t5.flags() & Qt.ItemFlag.ItemIsEnabled)
     gpt2.setSelected(True)
     assert "3 layers × 4 heads" in dialog.summary.text()
     assert dialog.layer.maximum() == 2 and not dialog.token_ids.isVisible()
+    assert not dialog.examples.isVisible()  # ready sentences are the built-in model's
     expected = open_layer(model_hub, 1, text=SENTENCE)
     dialog.sentence.setText(SENTENCE)  # the preview follows after a pause in typing
     qtbot.waitUntil(lambda: f"{len(expected.tokens)} tokens" in dialog.preview.text())
@@ -163,3 +170,44 @@ def test_progress_and_cancel_at_the_next_block(window, qtbot, model_hub, monkeyp
 @pytest.mark.parametrize(("text", "ids"), [("1,2, 3", [1, 2, 3]), ("7", [7]), ("  4 5 ", [4, 5])])
 def test_parse_ids(text, ids):
     assert parse_ids(text) == ids
+
+
+def test_the_built_in_model_comes_first_with_its_card_and_ready_sentences(
+    window, qtbot, model_hub, dialogs
+):
+    dialog = _dialog(window, qtbot)
+    first = dialog.model_list.item(0)
+    title, line = first.text().split("\n")
+    assert title == "Built-in: classroom — a tiny GPT-2 whose heads show the textbook's roles"
+    assert line.startswith("The model that ships with mha-gui (--model builtin): a GPT-2")
+    # chosen when the dialog opens, with a sentence the model has words for: Open works
+    assert first.isSelected() and dialog.info.path == builtin_model_path()
+    assert "classroom (GPT-2): 3 layers × 4 heads" in dialog.summary.text()
+    assert dialog.examples.isVisible()
+    assert dialog.sentence.text() == "the cat near the dogs runs ."
+    examples = [dialog.examples.itemText(i) for i in range(dialog.examples.count())]
+    for role in ("agreement", "antecedent", "induction", "previous"):
+        ready = ready_sentences()[role]
+        assert [e for e in examples if e.startswith(f"{role}: ")] == [
+            f"{role}: {s.text}" for s in ready
+        ]
+    index = examples.index("antecedent: mary met tom at the park . she is mary .")
+    dialog.examples.setCurrentIndex(index)
+    dialog.examples.activated.emit(index)  # what a pick in the combo sends
+    assert dialog.sentence.text() == "mary met tom at the park . she is mary ."
+    assert "12 tokens" in dialog.preview.text()
+
+    # a word outside the classroom language is said; the user's own text is kept
+    qtbot.keyClicks(dialog.sentence, " zebra")
+    assert dialog.edited and dialog.examples.currentIndex() == 0
+    assert dialog.update_preview() and "not have" in dialog.preview.text()
+    dialog.model_list.item(2).setSelected(True)  # gpt2: the sentence stays the user's
+    assert not dialog.examples.isVisible() and dialog.sentence.text().endswith("zebra")
+
+    dialog.model_list.item(0).setSelected(True)
+    dialog.examples.setCurrentIndex(index)
+    dialog.examples.activated.emit(index)
+    _open(dialog, qtbot, window, 2, text=dialog.sentence.text())
+    assert window.document.session.source == "classroom · layer 2 of 3"
+    assert window.document.model_origin.path == builtin_model_path()
+    assert window.document.tokens[:3] == ["<bos>", "mary", "met"]

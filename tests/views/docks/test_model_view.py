@@ -3,13 +3,16 @@
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from mha_gui.cli import main
 from mha_gui.engine.models import attention_maps, open_layer
+from mha_gui.engine.models.builtin import builtin_model_path
 from mha_gui.engine.models.origin import ModelOrigin
+from mha_gui.export.drawing import render_drawing
 from mha_gui.export.figures.message import MessageDrawing
 from mha_gui.export.figures.model_grid import ModelGridDrawing
+from mha_gui.views.docks.model import model_view
 from mha_gui.views.docks.model.model_view import ModelView
 from tests.engine.models.builders import SENTENCE, build_model
 
@@ -30,17 +33,25 @@ def _shown(window, qtbot) -> ModelView:
     return view
 
 
-def _open(window, folder, layer=1):
-    origin = ModelOrigin.make(folder, layer, text=SENTENCE)
+def _labelled(qtbot, view, timeout=30000):
+    """Wait for the maps and then the heads' roles."""
+    qtbot.waitUntil(lambda: isinstance(view.drawing, ModelGridDrawing), timeout=timeout)
+    qtbot.waitUntil(lambda: view.drawing.roles is not None, timeout=timeout)
+    return view.drawing
+
+
+def _open(window, folder, layer=1, text=SENTENCE):
+    origin = ModelOrigin.make(folder, layer, text=text)
     window.document.open_session(origin.open(), origin=origin)
 
 
 def _click(qtbot, view, layer, head):
-    left, top, w, h = view.drawing.map_rect(view.drawing.maps.layers.index(layer), head)
-    scale, dx, dy = view.transform()
+    canvas = view.canvas
+    left, top, w, h = canvas.drawing.map_rect(canvas.drawing.maps.layers.index(layer), head)
+    scale, dx, dy = canvas.transform()
     pos = QPointF(dx + (left + w / 2) * scale, dy + (top + h / 2) * scale).toPoint()
-    assert view.hit(QPointF(pos)) == ("map", layer, head)
-    qtbot.mouseClick(view, Qt.MouseButton.LeftButton, pos=pos)
+    assert canvas.hit(QPointF(pos)) == ("map", layer, head)
+    qtbot.mouseClick(canvas, Qt.MouseButton.LeftButton, pos=pos)
 
 
 def test_without_a_model_the_view_says_how_to_open_one(window, qtbot):
@@ -52,9 +63,12 @@ def test_without_a_model_the_view_says_how_to_open_one(window, qtbot):
 
 def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbot, gpt2, dialogs):
     view = _shown(window, qtbot)
-    view.resize(1400, 1300)
+    window.resize(1800, 1500)
+    window.resizeDocks([window.docks["model"]], [1100], Qt.Orientation.Vertical)
     _open(window, gpt2, layer=1)
     qtbot.waitUntil(lambda: isinstance(view.drawing, ModelGridDrawing), timeout=10000)
+    qtbot.waitUntil(lambda: view.roles is not None, timeout=30000)
+    assert view.show_combo.isEnabled() and view.status.text()
     maps = view.maps
     expected = attention_maps(gpt2, text=SENTENCE)
     assert maps.layers == (0, 1, 2) and maps.weights.shape == (3, 4, 14, 14)
@@ -87,6 +101,7 @@ def test_the_grid_is_every_layer_and_head_and_a_click_opens_a_layer(window, qtbo
     # another session, not from a model: the view says how to open one
     window.document.open_preset("toy")
     qtbot.waitUntil(lambda: "not a layer of a real model" in view.drawing.description)
+    assert not view.show_combo.isEnabled() and view.status.text() == ""
 
 
 def test_a_failure_is_said_in_the_view(window, qtbot, tmp_path):
@@ -127,3 +142,102 @@ def test_the_window_of_mha_gui_model_knows_the_model(capsys, gpt2, monkeypatch):
     assert main(["--model", str(gpt2), "--layer", "-1", "--text", SENTENCE]) == 0
     origin = opened["origin"]
     assert (origin.path, origin.layer, origin.text) == (gpt2, 2, SENTENCE)
+
+
+AGREEMENT = "the cat near the dogs runs ."
+REPEATED = "tom sings near the cats . tom sings near the cats ."
+
+
+def _map_brightness(drawing, row, head) -> float:
+    """Mean brightness of one map as the drawing paints it (1 px per unit)."""
+    image = render_drawing(drawing, int(drawing.width))
+    left, top, w, h = (int(v) for v in drawing.map_rect(row, head))
+    pixels = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), -1, 4)
+    return float(pixels[top + 2 : top + h - 2, left + 2 : left + w - 2, :3].mean())
+
+
+def test_the_built_in_model_labels_its_four_roles(window, qtbot, dialogs):
+    view = _shown(window, qtbot)
+    _open(window, builtin_model_path(), layer=2, text=AGREEMENT)
+    drawing = _labelled(qtbot, view)
+    assert drawing.chip(0, 0) == ("prev 1.00", "previous")
+    text, role = drawing.chip(1, 0)
+    assert role == "induction" and float(text.split()[1]) >= 0.6
+    assert drawing.chip(2, 1) == ("agreement 1.00", "agreement")
+    assert drawing.chip(2, 2) == ("antecedent 1.00", "antecedent")
+    assert drawing.chip(0, 3) is None  # no role reaches 0.40
+    # where each role was measured: the text has one repeat, so the probe's induction
+    assert "repeated-tokens probe (this text repeats too few tokens)" in drawing.note
+    assert "agreement and antecedent on 100 classroom sentences each" in drawing.note
+    assert "repeated-tokens probe" in view.status.text()
+    assert "Role: agreement 1.00. Best scores: agreement 1.00 · " in drawing.tooltip(("map", 2, 1))
+
+    combo = view.show_combo
+    entries = [combo.itemText(i) for i in range(combo.count())]
+    assert entries[:5] == [
+        "all heads",
+        "previous (2 heads)",
+        "induction (1 head)",
+        "agreement (2 heads)",
+        "antecedent (1 head)",
+    ]
+    plain = _map_brightness(drawing, 0, 0)
+    combo.setCurrentIndex(combo.findData("agreement"))  # as a pick in the combo does
+    qtbot.waitUntil(lambda: view.drawing.show == "agreement")
+    shown = view.drawing
+    assert shown.chip(2, 1) == ("agreement 1.00", "agreement")
+    assert shown.chip(2, 2) == ("agreement 0.93", "agreement")  # the stand-in head
+    assert shown.chip(0, 0) is None and shown.veiled(0, 0) and not shown.veiled(2, 2)
+    assert "highlighted: the heads scoring ≥ 0.40 as agreement" in shown.note
+    # veiled: 72 % background over the map, so its ink is under half what it was
+    assert 255 - _map_brightness(shown, 0, 0) < 0.4 * (255 - plain)
+    assert abs(_map_brightness(shown, 2, 1) - _map_brightness(drawing, 2, 1)) < 1
+
+    # another sentence (with repeats): measured on the text; the choice stays
+    _open(window, builtin_model_path(), layer=1, text=REPEATED)
+    qtbot.waitUntil(
+        lambda: view.roles is not None and view.roles.repeats_on == "text", timeout=30000
+    )
+    qtbot.waitUntil(lambda: view.drawing.roles is view.roles)
+    assert combo.currentData() == "agreement" and view.drawing.show == "agreement"
+    assert "duplicate and induction on this text" in view.drawing.note
+    combo.setCurrentIndex(0)
+    qtbot.waitUntil(lambda: view.drawing.show is None)
+
+    # the right-click export draws the same chips
+    target = window.findChild(QWidget, "modelCanvas")
+    assert target is view.canvas and view.canvas.export_drawing(True).chip(2, 2) == (
+        "antecedent 1.00",
+        "antecedent",
+    )
+
+
+def test_another_model_has_no_grammar_roles_and_a_failure_is_said(window, qtbot, gpt2, monkeypatch):
+    view = _shown(window, qtbot)
+    _open(window, gpt2, layer=0)
+    _labelled(qtbot, view)
+    data = [view.show_combo.itemData(i) for i in range(view.show_combo.count())]
+    assert data[0] is None and "agreement" not in data and "induction" in data
+    assert "classroom" not in view.drawing.note
+
+    def broken(*_args, **_kwargs):
+        raise ValueError("the probe does not fit")
+
+    monkeypatch.setattr(model_view, "grid_roles", broken)
+    origin = ModelOrigin.make(gpt2, 1, text="The cat sat.")
+    window.document.open_session(origin.open(), origin=origin)
+    reason = "the heads' roles could not be measured: the probe does not fit"
+    qtbot.waitUntil(lambda: view.status.text() == reason, timeout=30000)
+    qtbot.waitUntil(lambda: reason in view.drawing.note)
+    assert view.drawing.roles is None and view.maps.tokens[-1] == "."
+    assert not view.show_combo.isEnabled() and not view.computing
+
+
+def test_cli_export_draws_the_role_labels(capsys, tmp_path):
+    svg = tmp_path / "roles.svg"
+    code = main(["export", "--model", "builtin", "--layer", "2", "--text", AGREEMENT,
+                 "--view", "model", "--out", str(svg)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    text = svg.read_text()
+    for label in ("prev 1.00", "agreement 1.00", "antecedent 1.00", "induction 0."):
+        assert label in text

@@ -3,8 +3,10 @@
 `ModelJob(work)` runs `work(progress)` on Qt's thread pool; `progress(done, total)` is
 what engine.models calls after each block: the job forwards it as a signal (a progress
 bar follows it) and raises `Cancelled` from it once `cancel()` was called, so a big model
-stops at the next block. The result, the failure's one-line reason or the cancellation
-arrives on the UI thread as a signal.
+stops at the next block. Work that polls for Cancel itself (a download asks
+`cancelled()` between chunks and must clean up) reads `job.cancelled` and reports with
+`job.report`, which never raises. The result, the failure's one-line reason or the
+cancellation arrives on the UI thread as a signal.
 """
 
 from __future__ import annotations
@@ -47,10 +49,19 @@ class ModelJob:
     def cancel(self) -> None:
         self._cancel = True
 
+    @property
+    def cancelled(self) -> bool:
+        """Has Cancel been asked for (the work stops at its next chance)?"""
+        return self._cancel
+
+    def report(self, done: int, total: int) -> None:
+        """Progress as a signal, from any thread; never raises."""
+        self.signals.progress.emit(int(done), int(total))
+
     def _progress(self, done: int, total: int) -> None:
         if self._cancel:
             raise Cancelled
-        self.signals.progress.emit(int(done), int(total))
+        self.report(done, total)
 
     def run(self) -> None:
         try:
