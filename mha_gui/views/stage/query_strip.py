@@ -22,6 +22,7 @@ from mha_gui.engine.stage_panels import weights_colours
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot
+from mha_gui.views.stage.stage_scene import discard_widget
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
@@ -75,24 +76,9 @@ class QueryStrip(QWidget):
 
     # ----------------------------------------------------- display settings ------
     def bind_display(self, settings) -> None:
-        """Follow a DisplaySettings: current values now, every change later."""
+        """Follow a DisplaySettings: current values now, every change later (through
+        `options`, which validates them)."""
         self.options.bind(settings)
-
-    def set_theme(self, name: str) -> None:
-        self.options.set_theme(name)
-
-    def set_colormap(self, name: str) -> None:
-        self.options.set_colormap(name)
-
-    def set_zoom(self, factor: float) -> None:
-        self.options.set_zoom(factor)
-
-    def set_show_values(self, show: bool) -> None:
-        self.options.set_show_values(show)
-
-    def set_weights_range(self, name: str) -> None:
-        """View ▸ Weights colour range: what the weights' colours show (numbers stay)."""
-        self.options.set_weights_range(name)
 
     def _restyle(self) -> None:
         self.updateGeometry()  # the size hint follows the zoom
@@ -168,8 +154,7 @@ class QueryStrip(QWidget):
             self._layout.addWidget(self.canvas)
             return
         self._layout.replaceWidget(old, self.canvas)
-        old.hide()
-        old.deleteLater()
+        discard_widget(old)
 
     def _panel(self, plot, name, shape, lut, pal) -> HeatmapPanel:
         panel = HeatmapPanel(

@@ -9,13 +9,14 @@ scroll area, a page of the view's stacked layout — and every item drawn on it.
 belongs to the canvas's QGraphicsScene (C++ owns it) from the moment it joins the canvas,
 and it leaves only with the canvas: `SceneStack.close(scene)`, the one place a scene
 ends, takes the scroll area out of the stack, makes the scene forget every reference it
-held to its items, and deletes the scroll area with `deleteLater()`, so that Qt deletes
-canvas, scene and items together, in C++, once the current event has returned. A canvas
-is never cleared and filled again (a rebuild is a new scene), and no item is ever taken
-out of its scene: pyqtgraph's removeItem/clear hand the items back to Python, whose
-garbage collector then destroys them at whatever allocation it happens to run — while
-the next canvas was being made, say — and that crashed the window. What outlives a
-scene (an off-thread preparation's callback) finds it `closed` and does nothing.
+held to its items, and deletes the scroll area (`discard_widget`), so that Qt deletes
+canvas, scene and items together, in C++ — never while a context menu or a modal dialog
+is open: a rebuild while a panel's menu is open (a recompute that ends meanwhile) must
+not delete the canvas whose mouse handler opened that menu. A canvas is never cleared and filled again (a rebuild is a new scene),
+and no item is ever taken out of its scene: pyqtgraph's removeItem/clear hand the items
+back to Python, whose garbage collector then destroys them at whatever allocation it
+happens to run, in whatever thread. What outlives a scene (an off-thread preparation's
+callback) finds it `closed` and does nothing.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QTextDocument
-from PySide6.QtWidgets import QFrame, QScrollArea, QStackedLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
 
 from mha_gui.engine.stage_panels import KINDS, panel_keys
 from mha_gui.views.stage.concat_bands import ConcatBands
@@ -50,6 +51,22 @@ READABLE_CELLS = 16
 LARGE_MIN_PX = 64  # a larger matrix is an overview: this much room at least
 AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
 TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
+
+
+# how often a widget to delete checks that a context menu or dialog has closed
+DISCARD_RETRY_MS = 50
+
+
+def discard_widget(widget: QWidget) -> None:
+    """Hide `widget` and have Qt delete it, with everything on it: at once (deleteLater)
+    unless a context menu or a modal dialog is open, else once none is. deleteLater in a
+    menu's own event loop deletes in that loop, under the mouse handler that opened the
+    menu, which then resumes on a deleted canvas."""
+    widget.hide()
+    if QApplication.activePopupWidget() is None and QApplication.activeModalWidget() is None:
+        widget.deleteLater()
+    else:  # the timer dies with the widget, should its window close first
+        QTimer.singleShot(DISCARD_RETRY_MS, widget, lambda: discard_widget(widget))
 
 
 def min_side(count: int) -> int:
@@ -203,8 +220,7 @@ class SceneStack:
         scene.forget()
         if holder is not None:
             self._stack.removeWidget(holder)
-            holder.hide()
-            holder.deleteLater()
+            discard_widget(holder)
 
     def renew(self, stage: int, keep_others: bool = True) -> StageScene:
         """A new, empty scene for `stage` in place of the current one (a rebuild; without
