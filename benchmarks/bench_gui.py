@@ -234,7 +234,7 @@ def settled(window) -> bool:
     view = window.attention_view
     return (
         not window.document.busy
-        and not view._deferred
+        and view.settled
         and not view.building
         and not view.computing.isVisible()
     )

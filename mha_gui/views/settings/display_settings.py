@@ -21,9 +21,9 @@ fresh start leaves the settings file as it was.
 
 A view subscribes with one line: `settings.follow("colormap", self.set_colormap)` (the
 slot gets the current value now and every new one later), or
-`bind_display(self, settings)` (views/settings/display_options.py) for theme, colour map, zoom and
-show values through its set_<name> methods; a heatmap view with the DisplayOptions mixin
-calls `self.bind_display(settings)`, which adds the weights colour range.
+`bind_display(self, settings)` (views/settings/display_options.py) for theme, colour map,
+zoom and show values through its set_<name> methods; a heatmap view's HeatmapOptions
+(`options.bind(settings)`) follows the weights colour range too.
 
 Adding a setting: one FIELDS entry and one Signal line (and a menu entry in menus.py).
 """

@@ -1,10 +1,15 @@
 """What a user does with one cell of the attention view: hover it for where its number
 came from, Ctrl+click a score or weight to block or open that query→key pair, copy the
-matrix of the panel a context menu came from. A mixin of AttentionView (it reads
-`self.document` and emits `self.message`).
+matrix of the panel a context menu came from.
+
+A part of AttentionView, given the document, where to say what it did (the view's
+`message` signal's emit) and what an exercise hides (a callable giving the view's cell
+filter, or None).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,12 +23,17 @@ from mha_gui.views.stage.stage_scene import stage_groups
 class CellActions:
     """Tooltips, mask toggling and panel matrices of the attention view."""
 
+    def __init__(self, document, say: Callable[[str], None], hidden: Callable):
+        self.document = document
+        self._say = say
+        self._hidden = hidden  # () -> the cell filter of an exercise, or None
+
     def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
         """The hover text of a cell: kind is X Q K V S A Z H Y C, head the query head."""
         doc = self.document
         if doc.busy:
             return "computing… (the explanation appears when the new numbers are ready)"
-        hidden = self._cell_filter
+        hidden = self._hidden()
         if hidden is not None and quotes_hidden(kind, head, row, col, doc.config, hidden):
             label = f"{symbol(kind, head, doc.config).text}[{row},{col}]"
             return (
@@ -70,9 +80,7 @@ class CellActions:
         tokens = doc.tokens
         pair = f'"{tokens[query]}" → "{tokens[key]}"'
         if self.causal_blocks(query, key):
-            self.message.emit(
-                f"{pair} is blocked by the causal mask — turn off 'causal mask' to open it"
-            )
+            self._say(f"{pair} is blocked by the causal mask — turn off 'causal mask' to open it")
             return False
         doc.toggle_blocked(query, key)
         mask = doc.mask
@@ -82,14 +90,8 @@ class CellActions:
                 text += f' — query "{tokens[query]}" now sees no key: its weights are all 0'
         else:
             text = f"Opened {pair} in every head"
-        self.message.emit(text)
+        self._say(text)
         return True
-
-    def _cell_ctrl_clicked(self, kind: str, head: int | None, row: int, col: int) -> None:
-        if KINDS[kind].masked:
-            self.toggle_blocked(row, col)
-        else:
-            self._cell_clicked(head, row)
 
     def panel_matrix(self, stage_name: str, head: int, part: str | None = None):
         """(matrix, row_labels, col_labels, symbol) of the panel a context menu came from.
@@ -101,7 +103,7 @@ class CellActions:
         c, tokens = doc.config, doc.tokens
         kinds = [k for k, h in self._keys(stage_name) if h == head]
         if part is None and len(kinds) > 1:
-            mats = [self._matrix(k, head) for k in kinds]
+            mats = [KINDS[k].source(doc, head) for k in kinds]
             cols = [
                 f"{k.lower()}{j}"
                 for k, m in zip(kinds, mats, strict=True)
@@ -111,7 +113,7 @@ class CellActions:
             return np.hstack(mats).copy(), tokens, cols, f"[{names}]"
         kind = part or kinds[0]
         h = None if head < 0 else head
-        matrix = self._matrix(kind, h).copy()
+        matrix = KINDS[kind].source(doc, h).copy()
         return matrix, tokens, KINDS[kind].columns(c, tokens), symbol(kind, h, c).text
 
     def _keys(self, stage_name: str) -> list[tuple[str, int]]:

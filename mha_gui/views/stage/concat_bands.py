@@ -11,35 +11,41 @@ from mha_gui import theme
 from mha_gui.engine.stage_panels import symbol
 
 
-def add_concat_bands(plot, c, pal: theme.Palette) -> tuple[list, dict[int, QGraphicsRectItem]]:
-    """Head-coloured Z_i bands over H's column blocks, and one outline per block (shown
-    for the inspected head). Returns (items to keep alive, outlines by head)."""
-    extras: list = []
-    outlines: dict[int, QGraphicsRectItem] = {}
-    for i in range(c.h):
-        band = QGraphicsRectItem(QRectF(i * c.d_v + 0.04, -0.56, c.d_v - 0.08, 0.46))
-        band.setBrush(QBrush(QColor(theme.head_color(i))))
-        band.setPen(QPen(Qt.PenStyle.NoPen))
-        plot.addItem(band, ignoreBounds=True)
-        label = pg.TextItem("", color="#ffffff")
-        label.setHtml(f"<b>{symbol('Z', i, c).html}</b>")
-        label.setColor("#ffffff")
-        label.setAnchor((0.5, 0.5))
-        label.setPos(i * c.d_v + c.d_v / 2, -0.33)
-        label.setZValue(4)
-        plot.addItem(label, ignoreBounds=True)
-        outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.58, c.d_v, c.n + 0.58))
-        pen = QPen(QColor(theme.head_color(i)))
-        pen.setCosmetic(True)
-        pen.setWidthF(4.0)
-        outline.setPen(pen)
-        outline.setZValue(5)
-        outline.setVisible(False)
-        plot.addItem(outline, ignoreBounds=True)
-        outlines[i] = outline
-        if i:
-            line = pg.InfiniteLine(pos=i * c.d_v, angle=90, pen=pg.mkPen(pal.background, width=2))
-            line.setZValue(2.5)
-            plot.addItem(line, ignoreBounds=True)
-        extras += [band, label, outline]
-    return extras, outlines
+class ConcatBands:
+    """Head-coloured Z_i bands over H's column blocks, and one outline per block, shown
+    for the inspected head (`show`). The items live on H's plot (its canvas owns them)."""
+
+    def __init__(self, plot, c, pal: theme.Palette):
+        self.outlines: dict[int, QGraphicsRectItem] = {}
+        for i in range(c.h):
+            band = QGraphicsRectItem(QRectF(i * c.d_v + 0.04, -0.56, c.d_v - 0.08, 0.46))
+            band.setBrush(QBrush(QColor(theme.head_color(i))))
+            band.setPen(QPen(Qt.PenStyle.NoPen))
+            plot.addItem(band, ignoreBounds=True)
+            label = pg.TextItem("", color="#ffffff")
+            label.setHtml(f"<b>{symbol('Z', i, c).html}</b>")
+            label.setColor("#ffffff")
+            label.setAnchor((0.5, 0.5))
+            label.setPos(i * c.d_v + c.d_v / 2, -0.33)
+            label.setZValue(4)
+            plot.addItem(label, ignoreBounds=True)
+            outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.58, c.d_v, c.n + 0.58))
+            pen = QPen(QColor(theme.head_color(i)))
+            pen.setCosmetic(True)
+            pen.setWidthF(4.0)
+            outline.setPen(pen)
+            outline.setZValue(5)
+            outline.setVisible(False)
+            plot.addItem(outline, ignoreBounds=True)
+            self.outlines[i] = outline
+            if i:
+                line = pg.InfiniteLine(
+                    pos=i * c.d_v, angle=90, pen=pg.mkPen(pal.background, width=2)
+                )
+                line.setZValue(2.5)
+                plot.addItem(line, ignoreBounds=True)
+
+    def show(self, head: int) -> None:
+        """Outline the inspected head's block (none for another head)."""
+        for i, outline in self.outlines.items():
+            outline.setVisible(i == head)

@@ -4,6 +4,9 @@ The path a student walks by hand: the query vector, its scaled scores against ev
 key (blocked keys marked), the softmax weights (0..1, summing to 1) and the mixed value
 vector. Beside it, the same query's weights in every head, so heads can be compared
 without hiding any.
+
+Each rebuild draws on a new canvas and deletes the old one whole (stage_scene.py says
+why a canvas is never cleared and filled again).
 """
 
 from __future__ import annotations
@@ -15,34 +18,34 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
-from mha_gui.engine.stage_panels import check_weights_range, weights_colours
-from mha_gui.views.settings.display_options import DisplayOptions
+from mha_gui.engine.stage_panels import weights_colours
+from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot
+from mha_gui.views.stage.stage_scene import discard_widget
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
 
 
-class QueryStrip(DisplayOptions, QWidget):
+class QueryStrip(QWidget):
     def __init__(self, document, parent=None):
         super().__init__(parent)
         self.document = document
         self.setObjectName("queryStrip")
-        self._theme = "light"
-        self._show_values = True
-        self._zoom = 1.0
-        self._colormap = theme.DEFAULT_COLORMAP
-        self._weights_range = "fixed"
+        # the strip is secondary and five titles share one line: it grows more slowly
+        self.options = HeatmapOptions(
+            restyle=self._restyle,
+            show_values=self._show_values,
+            weights_range=lambda _name: self._refresh_soon(),
+            zoom_scale=lambda zoom: zoom**0.5,
+        )
         self.panels: dict[str, HeatmapPanel] = {}
         self._shown: tuple[int, int] | None = None  # (head, query) on screen
         self.titles: dict[str, pg.LabelItem] = {}
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.setObjectName("queryStripCanvas")
-        self.canvas.ci.setContentsMargins(4, 2, 4, 2)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.canvas)
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self.canvas: pg.GraphicsLayoutWidget | None = None
         self.setMinimumHeight(120)
 
         # Counters for tests and benchmarks: panels built, and every panel and title
@@ -67,24 +70,23 @@ class QueryStrip(DisplayOptions, QWidget):
     def sizeHint(self):
         hint = super().sizeHint()
         # small enough that the heads above keep most of a 720 px projector's height
-        hint.setHeight(round(112 + 12 * min(self.document.config.h, 8) + 40 * (self._zoom - 1)))
+        zoom = self.options.zoom
+        hint.setHeight(round(112 + 12 * min(self.document.config.h, 8) + 40 * (zoom - 1)))
         return hint
 
-    # ------------------------------------------------------------------ public ----
-    def _pt(self, size: float) -> str:
-        # the strip is secondary and five titles share one line: it grows more slowly
-        return f"{size * self._zoom**0.5:.3g}pt"
+    # ----------------------------------------------------- display settings ------
+    def bind_display(self, settings) -> None:
+        """Follow a DisplaySettings: current values now, every change later (through
+        `options`, which validates them)."""
+        self.options.bind(settings)
 
-    def set_show_values(self, show: bool) -> None:
-        self._show_values = bool(show)
+    def _restyle(self) -> None:
+        self.updateGeometry()  # the size hint follows the zoom
+        self.rebuild()
+
+    def _show_values(self, show: bool) -> None:
         for panel in self.panels.values():
-            panel.set_show_values(self._show_values)
-
-    def set_weights_range(self, name: str) -> None:
-        """View ▸ Weights colour range: what the weights' colours show (numbers stay)."""
-        if check_weights_range(name) != self._weights_range:
-            self._weights_range = name
-            self._refresh_soon()
+            panel.set_show_values(show)
 
     def cell_tooltip(self, part: str, row: int, col: int) -> str:
         """Hover text of a strip cell; part is q, s, a, z or heads (row = head there)."""
@@ -110,13 +112,11 @@ class QueryStrip(DisplayOptions, QWidget):
         self._timer.stop()
         self.rebuild_count += 1
         c = self.document.config
-        pal = theme.palette(self._theme)
-        self.canvas.clear()
+        options = self.options
+        pal = options.palette
+        self._new_canvas()
         self.canvas.setBackground(pal.background)
-        self.panels.clear()
-        self.titles.clear()
-        values = theme.colormap_for("values", self._colormap)
-        weights = theme.colormap_for("weights", self._colormap)
+        values, weights = options.lut("values"), options.lut("weights")
         parts = (
             ("q", (1, c.d_k), values),
             ("s", (1, c.n), values),
@@ -127,9 +127,9 @@ class QueryStrip(DisplayOptions, QWidget):
         col = 0
         for k, (name, shape, lut) in enumerate(parts):
             if k:
-                ci.addLabel("→", row=1, col=col, size=self._pt(16), color=pal.muted)
+                ci.addLabel("→", row=1, col=col, size=options.pt(16), color=pal.muted)
                 col += 1
-            self.titles[name] = ci.addLabel("", row=0, col=col, size=self._pt(10))
+            self.titles[name] = ci.addLabel("", row=0, col=col, size=options.pt(10))
             plot = add_plot(ci, 1, col)
             ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
             self.panels[name] = self._panel(plot, name, shape, lut, pal)
@@ -137,12 +137,24 @@ class QueryStrip(DisplayOptions, QWidget):
             plot.hideAxis("left")
             col += 1
         # the same query's weights in every head (rows = heads)
-        col += 0
-        self.titles["heads"] = ci.addLabel("", row=0, col=col, size=self._pt(10))
+        self.titles["heads"] = ci.addLabel("", row=0, col=col, size=options.pt(10))
         plot = add_plot(ci, 1, col)
         ci.layout.setColumnStretchFactor(col, max(3, c.n))
         self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), weights, pal)
         self._refresh_all()
+
+    def _new_canvas(self) -> None:
+        """An empty canvas in place of the last one, which Qt deletes with its items."""
+        old = self.canvas
+        self.panels, self.titles = {}, {}
+        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas.setObjectName("queryStripCanvas")
+        self.canvas.ci.setContentsMargins(4, 2, 4, 2)
+        if old is None:
+            self._layout.addWidget(self.canvas)
+            return
+        self._layout.replaceWidget(old, self.canvas)
+        discard_widget(old)
 
     def _panel(self, plot, name, shape, lut, pal) -> HeatmapPanel:
         panel = HeatmapPanel(
@@ -152,12 +164,12 @@ class QueryStrip(DisplayOptions, QWidget):
             shape,
             palette=pal,
             lut=lut,
-            show_values=self._show_values,
+            show_values=self.options.show_values,
             on_tooltip=lambda _k, _h, r, c, part=name: self.cell_tooltip(part, r, c),
             on_click=lambda _h, r, part=name: self._clicked(part, r),
             query_rows=name == "heads",
             value_limit=STRIP_VALUE_LIMIT,
-            zoom=self._zoom**0.5,
+            zoom=self.options.zoom**0.5,
         )
         plot.setMinimumHeight(40)
         return panel
@@ -213,9 +225,10 @@ class QueryStrip(DisplayOptions, QWidget):
     def _weight_colours(self, weights: np.ndarray, query: int) -> np.ndarray | None:
         """What the colours of query `query`'s weights show in every head (h × n), under
         the weights colour range; None for "fixed" (the weights themselves)."""
-        if self._weights_range == "fixed":
+        weights_range = self.options.weights_range
+        if weights_range == "fixed":
             return None
-        return np.stack([weights_colours(w, self._weights_range)[query] for w in weights])
+        return np.stack([weights_colours(w, weights_range)[query] for w in weights])
 
     def _update(self, heads) -> None:
         doc = self.document
@@ -224,7 +237,7 @@ class QueryStrip(DisplayOptions, QWidget):
         c, t, view = doc.config, doc.trace(), doc.view
         self._rendered_at = doc.recompute_count
         i, j, g = view.head, view.query, c.kv_group(view.head)
-        pal = theme.palette(self._theme)
+        pal = self.options.palette
         tokens = doc.tokens
         mask_row = t.mask[j][None, :]
         if heads is None or i in heads:
@@ -254,7 +267,7 @@ class QueryStrip(DisplayOptions, QWidget):
         self._shown = (i, j)
         token = tokens[j]
         shown = esc(token)  # a token like <s> is text, not a tag
-        colour = theme.head_text_color(i, self._theme)
+        colour = theme.head_text_color(i, self.options.theme)
         # with RoPE the strip follows the rotated vectors q̃ = Q̃_i[j] and K̃ (what S reads)
         tilde = "\u0303" if c.rope else ""
         kv = f"K{tilde}<sub>{g if c.variant != 'MHA' else i}</sub>"
@@ -272,11 +285,11 @@ class QueryStrip(DisplayOptions, QWidget):
             ("a", two_lines("a = softmax(s)", f"1×{c.n}")),
             ("z", two_lines(f"z<sub>{i}</sub> = a V<sub>{g}</sub>", f"1×{c.d_v}")),
         ):
-            self.titles[name].setText(text, color=colour, size=self._pt(10), bold=True)
+            self.titles[name].setText(text, color=colour, size=self.options.pt(10), bold=True)
         self.titles["heads"].setText(
             two_lines(f"“{shown}” weights in every head", f"{c.h}×{c.n}"),
             color=pal.text,
-            size=self._pt(10),
+            size=self.options.pt(10),
         )
         self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
         self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])

@@ -109,9 +109,6 @@ class ElidedLabel(QLabel):
         fm = self.fontMetrics()
         return QSize(fm.horizontalAdvance(self.text()) + 4, fm.height())
 
-    def is_elided(self) -> bool:
-        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
-
     def paintEvent(self, event) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()

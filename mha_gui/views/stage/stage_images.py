@@ -1,30 +1,89 @@
-"""Large stages, off the UI thread: a stage's colour scale and reduced images are
-prepared on the worker (n = 2048, 12 heads: 50 M score cells to scan and reduce), and
-while the worker runs the view shows "computing…" and defers a stage switch or rebuild
-until the trace is ready. A mixin of AttentionView: the work goes through
-`Document.run_off_thread`, which keeps the trace still meanwhile; a result is shown at
-once, or dropped if a newer preparation or another stage superseded it.
+"""The pixels of the attention view's panels: drawn at once for a small stage; for a
+large one the colour scale and reduced images are prepared on the worker (n = 2048,
+12 heads: 50 M score cells to scan and reduce), and while the worker runs the view shows
+"computing…" and defers a stage switch or rebuild until the trace is ready.
+
+A part of AttentionView, given the view (its document, options and scenes): off-thread
+work goes through `Document.run_off_thread`, which keeps the trace still meanwhile; a
+result is drawn at once, or dropped if a newer preparation or another stage superseded
+it (or its scene was closed meanwhile).
 """
 
 from __future__ import annotations
 
 from mha_gui.engine.numbers import peak
-from mha_gui.engine.stage_panels import KINDS, PLANS, stage_levels, weights_colours
+from mha_gui.engine.stage_panels import (
+    KINDS,
+    PLANS,
+    stage_format,
+    stage_levels,
+    weights_colours,
+)
+from mha_gui.engine.stages import STAGES
 from mha_gui.views.stage.heatmap_panel import prepare_image
 from mha_gui.views.stage.stage_scene import ALL, StageScene
 
+# what waits for the worker: nothing, a stage switch, or a rebuild (which includes one)
+NOTHING, SWITCH, REBUILD = "", "switch", "rebuild"
+
 
 class StageImages:
-    def _prepare_off_thread(self, stale) -> None:
+    def __init__(self, view):
+        self.view = view
+        self.deferred = NOTHING
+        self.update_count = 0  # panels given new pixels
+
+    # ------------------------------------------------------------ waiting -------
+    def defer(self, what: str) -> None:
+        """Run a stage switch or a rebuild when the recompute is done (a waiting
+        rebuild stays one)."""
+        if self.deferred != REBUILD:
+            self.deferred = what
+
+    def on_busy(self, busy: bool) -> None:
+        self.sync_mark()
+        if not busy and self.deferred:
+            self.run_deferred(changed=False)
+
+    def run_deferred(self, changed: bool) -> None:
+        """The stage switch or rebuild that waited for the worker (`changed`: the numbers
+        changed meanwhile, so every kept stage is stale too)."""
+        view = self.view
+        waiting, self.deferred = self.deferred, NOTHING
+        if changed:
+            for scene in view.scenes.every():
+                scene.note_change(ALL, ALL)
+        # a rebuild (new shapes or config) drops every kept stage; a stage switch may
+        # show a kept one
+        scene = view.scenes.current
+        moved = scene.stage != view.document.view.stage
+        if waiting == SWITCH and not view.rebuild_due and moved and scene.panels:
+            view.show_stage()
+        else:
+            view.rebuild()
+
+    def sync_mark(self) -> None:
+        """ "computing…" while the worker runs or a large stage is still being built."""
+        view = self.view
+        mark = view.computing
+        shown = view.document.busy or view.building
+        mark.setVisible(shown)
+        if shown:
+            mark.adjustSize()
+            mark.move(view.width() - mark.width() - 8, 6)
+            mark.raise_()
+
+    # ------------------------------------------------------------ preparing -----
+    def prepare(self, scene: StageScene, stale) -> None:
         """Compute the stale panels' peaks and reduced images on a worker thread (the
         document keeps the trace still meanwhile), then show them all at once."""
-        doc, scene = self.document, self.scene
-        keys = [k for k in self.panels if stale is None or k in stale]
+        doc = self.view.document
+        keys = [k for k in scene.panels if stale is None or k in stale]
         if not keys:
             return
-        weights = PLANS[self.stage_name].color == "weights"
-        weights_range = self._weights_range
-        steps = {k: self.panels[k].step for k in keys}
+        weights = PLANS[STAGES[scene.stage].name].color == "weights"
+        weights_range = self.view.options.weights_range
+        steps = {k: scene.panels[k].step for k in keys}
         token = object()
         scene.prepare_token = token
 
@@ -37,56 +96,58 @@ class StageImages:
                 out[(kind, head)] = (m, peak(m), prepare_image(shown, steps[(kind, head)]))
             return out
 
-        doc.run_off_thread(work, lambda result: self._show_prepared(scene, token, result))
+        doc.run_off_thread(work, lambda result: self._show(scene, token, result))
 
-    def _show_prepared(self, scene: StageScene, token, result: dict) -> None:
-        if scene.prepare_token is not token:
-            return  # superseded by a newer preparation of this scene
-        if scene is not self.scene:
+    def _show(self, scene: StageScene, token, result: dict) -> None:
+        if scene.closed or scene.prepare_token is not token:
+            return  # its canvas is gone, or a newer preparation superseded this one
+        if scene is not self.view.scene:
             scene.note_change(ALL, ALL)  # hidden meanwhile: redone when shown
             return
         scene.peaks.update({key: value[1] for key, value in result.items()})
         levels = stage_levels(scene.stage, scene.peaks.values())
+        drawn = {key: (matrix, None, image) for key, (matrix, _peak, image) in result.items()}
+        self.draw(scene, levels, drawn)
+
+    # ------------------------------------------------------------ drawing -------
+    def draw_now(self, scene: StageScene, stale) -> None:
+        """New pixels for the `stale` panels (None: all), computed here; every panel if
+        the stage's levels moved. Each panel's peak is kept, so an edit rescans only the
+        stale ones."""
+        doc = self.view.document
+        peaks = scene.peaks
+        for key in scene.panels:
+            if stale is None or key in stale or key not in peaks:
+                kind, head = key
+                peaks[key] = peak(KINDS[kind].source(doc, None if head < 0 else head))
+        levels = stage_levels(scene.stage, peaks.values())
+        if levels != scene.levels:
+            stale = None  # new levels: every panel is drawn again
+        weights = PLANS[STAGES[scene.stage].name].color == "weights"
+        weights_range = self.view.options.weights_range
+        drawn = {}
+        for kind, head in scene.panels:
+            if stale is None or (kind, head) in stale:
+                matrix = KINDS[kind].source(doc, None if head < 0 else head)
+                colours = weights_colours(matrix, weights_range) if weights else None
+                drawn[(kind, head)] = (matrix, colours, None)
+        self.draw(scene, levels, drawn)
+
+    def draw(self, scene: StageScene, levels, drawn: dict) -> None:
+        """Show the stage's colour `levels` (the colour bar and every panel, if they moved)
+        and new pixels for the panels in `drawn`: key -> (matrix, colours, reduced image);
+        colours and image may be None (computed from the matrix)."""
         relevel = levels != scene.levels
         scene.levels = levels
-        fmt = self._format(levels)
+        fmt = stage_format(scene.stage, levels)
         if relevel and scene.colorbar is not None:
             scene.colorbar.setLevels(levels, fmt)
-        blocked = self.document.trace().mask
-        for key, panel in self.panels.items():
-            if key in result:
+        blocked = self.view.document.trace().mask
+        for key, panel in scene.panels.items():
+            if key in drawn:
                 self.update_count += 1
-                matrix, _peak, image = result[key]
+                matrix, colours, image = drawn[key]
                 masked = blocked if KINDS[key[0]].masked else None
-                panel.set_matrix(matrix, levels, masked, fmt, reduced=image)
+                panel.set_matrix(matrix, levels, masked, fmt, colours, reduced=image)
             elif relevel:
                 panel.relevel(levels, fmt)
-
-    def _on_busy(self, busy: bool) -> None:
-        self._sync_mark()
-        if not busy and self._deferred:
-            self._run_deferred(changed=False)
-
-    def _sync_mark(self) -> None:
-        """ "computing…" while the worker runs or a large stage is still being built."""
-        shown = self.document.busy or self.building
-        self.computing.setVisible(shown)
-        if shown:
-            self.computing.adjustSize()
-            self.computing.move(self.width() - self.computing.width() - 8, 6)
-            self.computing.raise_()
-
-    def _run_deferred(self, changed: bool) -> None:
-        """The stage switch or rebuild that waited for the worker (`changed`: the numbers
-        changed meanwhile, so every kept stage is stale too)."""
-        waiting, self._deferred = self._deferred, False
-        if changed:
-            for scene in [*self._scenes.values(), self.scene]:
-                scene.note_change(ALL, ALL)
-        # a rebuild (new shapes or config) drops every kept stage; a stage switch may
-        # show a kept one
-        rebuild = waiting == "rebuild" or self._rebuild_timer.isActive()
-        if not rebuild and self.scene.stage != self.document.view.stage and self.scene.panels:
-            self._switch_stage()
-        else:
-            self.rebuild()

@@ -1,22 +1,38 @@
-"""The built canvas of one stage in the attention view, kept while other stages show.
+"""The built canvases of the attention view's stages, and the one rule of their lifetime.
 
 Building a stage's panels costs far more than updating them, so the view keeps the
 scenes of the stages visited last (up to `SCENE_CELLS` cells in all) and, when one is
 shown again, brings it up to date with what changed while it was hidden.
+
+Lifetime. A `StageScene` is one stage's canvas — a pg.GraphicsLayoutWidget in its own
+scroll area, a page of the view's stacked layout — and every item drawn on it. An item
+belongs to the canvas's QGraphicsScene (C++ owns it) from the moment it joins the canvas,
+and it leaves only with the canvas: `SceneStack.close(scene)`, the one place a scene
+ends, takes the scroll area out of the stack, makes the scene forget every reference it
+held to its items, and deletes the scroll area (`discard_widget`), so that Qt deletes
+canvas, scene and items together, in C++ — never while a context menu or a modal dialog
+is open: a rebuild while a panel's menu is open (a recompute that ends meanwhile) must
+not delete the canvas whose mouse handler opened that menu. A canvas is never cleared and filled again (a rebuild is a new scene),
+and no item is ever taken out of its scene: pyqtgraph's removeItem/clear hand the items
+back to Python, whose garbage collector then destroys them at whatever allocation it
+happens to run, in whatever thread. What outlives a scene (an off-thread preparation's
+callback) finds it `closed` and does nothing.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QTextDocument
-from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QScrollArea
+from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
 
 from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
+from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 
@@ -35,6 +51,22 @@ READABLE_CELLS = 16
 LARGE_MIN_PX = 64  # a larger matrix is an overview: this much room at least
 AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
 TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
+
+
+# how often a widget to delete checks that a context menu or dialog has closed
+DISCARD_RETRY_MS = 50
+
+
+def discard_widget(widget: QWidget) -> None:
+    """Hide `widget` and have Qt delete it, with everything on it: at once (deleteLater)
+    unless a context menu or a modal dialog is open, else once none is. deleteLater in a
+    menu's own event loop deletes in that loop, under the mouse handler that opened the
+    menu, which then resumes on a deleted canvas."""
+    widget.hide()
+    if QApplication.activePopupWidget() is None and QApplication.activeModalWidget() is None:
+        widget.deleteLater()
+    else:  # the timer dies with the widget, should its window close first
+        QTimer.singleShot(DISCARD_RETRY_MS, widget, lambda: discard_widget(widget))
 
 
 def min_side(count: int) -> int:
@@ -108,16 +140,16 @@ def group_is_layer(group: Group) -> bool:
 
 @dataclass
 class StageScene:
-    """One stage's canvas and what was drawn on it."""
+    """One stage's canvas and what was drawn on it (see the module docstring: made and
+    closed only by SceneStack)."""
 
     stage: int
-    canvas: pg.GraphicsLayoutWidget
+    canvas: pg.GraphicsLayoutWidget | None
     holder: QScrollArea | None = None  # the scroll area around the canvas
     panels: dict[tuple[str, int], HeatmapPanel] = field(default_factory=dict)
     titles: dict[int, TitleLabel] = field(default_factory=dict)
     colorbar: ColorBar | None = None
-    extras: list = field(default_factory=list)  # concat bands and block outlines
-    band_outline: dict[int, QGraphicsRectItem] = field(default_factory=dict)
+    bands: ConcatBands | None = None  # the concat stage's head bands over H
     grid_cols: int = 0
     levels: tuple[float, float] | None = None
     peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
@@ -130,10 +162,16 @@ class StageScene:
     prepare_token: object = None  # the newest off-thread preparation of this scene
     building: Iterator | None = None  # the steps left of a large stage's build
     adding: bool = False  # …of which some still add heads (nothing to draw into yet)
+    closed: bool = False  # its canvas is gone (SceneStack.close)
 
     @property
     def cells(self) -> int:
         return sum(p.rows * p.cols for p in self.panels.values())
+
+    @property
+    def built(self) -> bool:
+        """Has this scene panels to show (rather than being new, or half built)?"""
+        return bool(self.panels) and self.building is None
 
     def note_change(self, heads, contributions) -> None:
         """Remember a recompute that happened while this scene was hidden."""
@@ -144,6 +182,80 @@ class StageScene:
         else:
             self.pending[0].update(heads)
             self.pending[1].update(contributions)
+
+    def forget(self) -> None:
+        """Drop every reference to the canvas and its items (Qt is deleting them)."""
+        self.closed = True
+        self.building = None
+        self.panels, self.titles, self.peaks = {}, {}, {}
+        self.colorbar = self.bands = None
+        self.canvas = self.holder = None
+
+
+class SceneStack:
+    """The attention view's stage canvases: the one shown (`current`), the ones kept for
+    stages visited last (`kept`, oldest first), and the one way each of them ends."""
+
+    def __init__(self, host: QWidget, stage: int):
+        self._stack = QStackedLayout(host)
+        self._stack.setContentsMargins(0, 0, 0, 0)
+        self.kept: OrderedDict[int, StageScene] = OrderedDict()
+        self.current = self._new(stage)
+
+    def _new(self, stage: int) -> StageScene:
+        canvas = pg.GraphicsLayoutWidget()
+        canvas.setObjectName("attentionCanvas")
+        canvas.ci.setContentsMargins(6, 6, 6, 6)
+        holder = scroll_holder(canvas)
+        self._stack.addWidget(holder)
+        self._stack.setCurrentWidget(holder)
+        return StageScene(stage, canvas, holder)
+
+    def every(self) -> list[StageScene]:
+        return [self.current, *self.kept.values()]
+
+    def close(self, scene: StageScene) -> None:
+        """The end of a scene: out of the stack and deleted by Qt with all its items."""
+        holder = scene.holder
+        scene.forget()
+        if holder is not None:
+            self._stack.removeWidget(holder)
+            discard_widget(holder)
+
+    def renew(self, stage: int, keep_others: bool = True) -> StageScene:
+        """A new, empty scene for `stage` in place of the current one (a rebuild; without
+        `keep_others`, every kept stage is dropped too)."""
+        while self.kept and not keep_others:
+            self.close(self.kept.popitem()[1])
+        self.close(self.current)
+        self.current = self._new(stage)
+        return self.current
+
+    def switch(self, stage: int, fits: Callable[[int], bool]) -> StageScene:
+        """Show `stage`: its kept scene when its grid of columns still `fits`, else a new
+        one (a half-built scene is not kept). The kept ones stay within SCENE_CELLS."""
+        old = self.current
+        if old.built:
+            self.kept[old.stage] = old
+        else:
+            self.close(old)
+        kept = self.kept.pop(stage, None)
+        if kept is not None and fits(kept.grid_cols):
+            self.current = kept
+            self._stack.setCurrentWidget(kept.holder)
+            room = self._stack.parentWidget().rect()  # a hidden page kept its old size
+            if kept.holder.geometry() != room:
+                kept.holder.setGeometry(room)
+        else:
+            if kept is not None:
+                self.close(kept)
+            self.current = self._new(stage)
+        total = sum(s.cells for s in self.kept.values())
+        while self.kept and total > SCENE_CELLS:
+            _stage, oldest = self.kept.popitem(last=False)
+            total -= oldest.cells
+            self.close(oldest)
+        return self.current
 
 
 def grid_columns(

@@ -67,7 +67,7 @@ def test_switching_the_colormap_repaints_and_persists(qtbot, _temporary_settings
     qtbot.addWidget(again)
     assert again.colormap() == "prgn"
     assert again.findChild(QAction, "action.colormap.prgn").isChecked()
-    assert again.attention_view._colormap == "prgn"
+    assert again.attention_view.options.colormap == "prgn"
 
 
 def test_greyscale_view_has_no_colour(qtbot):

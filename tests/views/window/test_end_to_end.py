@@ -9,13 +9,18 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QDockWidget, QLineEdit, QTableView
+from PySide6.QtWidgets import QApplication, QDockWidget, QLineEdit, QTableView
 
 from mha_gui.views.stage.attention_view import AttentionView
 
 
 def settle(window, qtbot):
-    qtbot.wait(30)  # the coalescing zero-timers, then the repaint
+    """The coalescing zero-timers, the recompute and what the view builds, then the
+    layout passes they post (a few turns of the event loop: no timer is waited for)."""
+    view = window.findChild(AttentionView, "attentionView")
+    qtbot.waitUntil(lambda: not window.document.busy and view.settled)
+    for _ in range(4):
+        QApplication.processEvents()
 
 
 def heads_image(window):

@@ -1,0 +1,102 @@
+"""The pieces a stage is built of: one grid cell per head group (its title over its
+panels) and, once every head is in, the concat bands and the colour bar.
+
+A part of AttentionView, given what a panel needs: the document, the display options,
+the view's callbacks for a hovered, clicked, Ctrl+clicked or right-clicked cell, and
+what hides an exercise's cells. It only makes items and puts them in the scene's
+dictionaries; the view decides when (at once, or a few heads per event-loop turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pyqtgraph as pg
+
+from mha_gui.engine.stage_panels import KINDS, bar_label, stage_format, stage_levels, symbol
+from mha_gui.views.settings.display_options import HeatmapOptions
+from mha_gui.views.stage.concat_bands import ConcatBands
+from mha_gui.views.stage.heatmap_panel import HeatmapPanel
+from mha_gui.views.stage.plot_items import ColorBar, TitleLabel, add_plot
+from mha_gui.views.stage.stage_scene import Group, StageScene, make_readable
+
+
+class StageCells:
+    def __init__(
+        self,
+        document,
+        options: HeatmapOptions,
+        *,
+        on_tooltip: Callable,
+        on_click: Callable,
+        on_ctrl_click: Callable,
+        on_menu: Callable,
+        hide_cells: Callable[[HeatmapPanel, str, int], None],
+    ):
+        self.document, self.options = document, options
+        self._callbacks = {
+            "on_tooltip": on_tooltip,
+            "on_click": on_click,
+            "on_ctrl_click": on_ctrl_click,
+            "on_menu": on_menu,
+        }
+        self._hide_cells = hide_cells
+
+    def cell(self, scene: StageScene, group: Group, lut, many: bool) -> pg.GraphicsLayout:
+        """One grid cell: a group's title over its panels (one per kind), detached (the
+        view adds it to the canvas)."""
+        doc, options = self.document, self.options
+        c, pal = doc.config, options.palette
+        cell = pg.GraphicsLayout()
+        cell.setContentsMargins(2, 2, 2, 2)
+        cell.setSpacing(2)
+        title = TitleLabel("", size=options.pt(11))
+        cell.addItem(title, row=0, col=0, colspan=len(group.kinds))
+        scene.titles[group.head] = title
+        head = None if group.head < 0 else group.head
+        for j, kind in enumerate(group.kinds):
+            shape = (c.n, len(KINDS[kind].columns(c, doc.tokens)))
+            plot = add_plot(cell, 1, j)
+            if len(group.kinds) > 1:
+                plot.setTitle(
+                    f"{symbol(kind, head, c).html}  <span style='color:{pal.muted}'>"
+                    f"{shape[0]}×{shape[1]}</span>",
+                    color=pal.text,
+                    size=options.pt(10),
+                )
+            panel = HeatmapPanel(
+                plot,
+                kind,
+                head,
+                shape,
+                palette=pal,
+                lut=lut,
+                show_values=options.show_values,
+                query_rows=KINDS[kind].query_rows,
+                top_margin=0.6 if kind == "H" else 0.0,
+                zoom=options.zoom,
+                **self._callbacks,
+            )
+            if KINDS[kind].masked and not many:
+                style = {"color": pal.muted, "font-size": options.pt(9)}
+                plot.setLabel("left", "query", **style)
+                plot.setLabel("bottom", "key", **style)
+            make_readable(panel)
+            scene.panels[(kind, group.head)] = panel
+            self._hide_cells(panel, kind, group.head)
+        if len(group.kinds) > 1:
+            cell.layout.setRowStretchFactor(1, 1)
+        return cell
+
+    def finish(self, scene: StageScene, lut, nrows: int) -> None:
+        """Every head is in: the concat bands over H and the stage's colour bar (its levels
+        come with the pixels)."""
+        options = self.options
+        pal = options.palette
+        if ("H", -1) in scene.panels:
+            scene.bands = ConcatBands(scene.panels[("H", -1)].plot, self.document.config, pal)
+        scene.levels = stage_levels(scene.stage, [])
+        label = bar_label(scene.stage, options.weights_range)
+        fmt = stage_format(scene.stage, scene.levels)
+        scene.colorbar = ColorBar(lut, scene.levels, label, pal, options.zoom, fmt)
+        scene.canvas.ci.addItem(scene.colorbar, row=0, col=scene.grid_cols, rowspan=nrows)
