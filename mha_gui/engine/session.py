@@ -33,9 +33,11 @@ FORMAT = "mha-gui-session"
 VERSION = 1  # nested lists
 PACKED_VERSION = 2  # matrices (and the mask) may be hex blocks
 VERSIONS = (VERSION, PACKED_VERSION)
-# Sessions holding more numbers than this (parameters and mask) are written as version 2:
-# 1 M numbers as nested lists are ~25 MB of text, ~0.3 s to write and ~0.3 s to parse.
-PACK_ABOVE_NUMBERS = 1_000_000
+# Sessions holding more numbers than this (parameters and mask) are written as version 2.
+# Decimal text costs ~0.5–1.3 µs a number each way here (float repr, JSON parsing): at
+# this size a version 1 file is ~6 MB, ~0.3 s to write or to open on a loaded machine,
+# and any session a person reads by hand (the presets: at most ~1 100 numbers) stays one.
+PACK_ABOVE_NUMBERS = 250_000
 MAX_TOKEN_LENGTH = 40
 TOP_LEVEL_KEYS = ("format", "version", "config", "tokens", "matrices", "view", "mask", "source")
 MAX_SOURCE_LENGTH = 200

@@ -17,7 +17,12 @@ from mha_gui.engine import Session, ViewState, load_session, random_parameters, 
 from mha_gui.engine import session_codec as codec
 from mha_gui.engine.config import Config
 from mha_gui.engine.presets import load_preset, random_session
-from mha_gui.engine.session import session_to_dict, write_session_gently
+from mha_gui.engine.session import (
+    PACK_ABOVE_NUMBERS,
+    number_count,
+    session_to_dict,
+    write_session_gently,
+)
 
 TOKEN_TEXT = st.text(
     st.characters(blacklist_categories=("Cc", "Cs")), min_size=1, max_size=6
@@ -222,11 +227,14 @@ def test_split_hex_blocks_takes_out_only_long_hex_values(monkeypatch):
 
 
 def test_a_large_layer_writes_as_hex_and_reads_back(tmp_path):
-    """n = 600 with d_model 512 (1.4 M numbers): over the default threshold, one file,
-    still JSON."""
-    s = random_session(seed=6, tokens=600, d_model=512, heads=4)
+    """Just over the default threshold: version 2, one file, still JSON; just under it
+    (the largest session a person might read), version 1."""
+    s = random_session(seed=6, tokens=300, d_model=256, heads=4)
+    assert number_count(s) > PACK_ABOVE_NUMBERS  # 338 944
     s.params.X[0, 0] = 0.1 + 0.2
     path = save_session(s, tmp_path / "big.json")
-    head = path.read_bytes()[:200].decode()
-    assert '"version": 2' in head
+    assert json.loads(path.read_text())["version"] == 2
     _same(s, load_session(path))
+    s = random_session(seed=6, tokens=100, d_model=230, heads=5)
+    assert number_count(s) <= PACK_ABOVE_NUMBERS  # 234 600
+    assert json.loads(save_session(s, tmp_path / "under.json").read_text())["version"] == 1
