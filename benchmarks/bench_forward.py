@@ -1,16 +1,34 @@
-"""How fast is forward() compared with the matrix products it cannot avoid?
+"""How fast is forward() compared with the matrix products it cannot avoid, and with PyTorch?
 
-Prints, for each shape and dtype, the median time of
-  forward()       the public API: validation, fresh buffers, every intermediate
-  reuse           forward(..., out=previous_trace): buffers kept between calls
-  GEMM floor      only X·W (Q, K, V), Q·Kᵀ, A·V and H·W_O, into preallocated outputs
-  torch           torch.nn.functional.multi_head_attention_forward on the CPU (if installed)
-and the ratios to the floor measured in the same run (machines are shared and noisy:
-compare ratios, not absolute times). Run with `make bench`.
+Two ways of timing, both printed:
+
+* After idle (the headline): every call starts after `IDLE` seconds of sleep, as the
+  window calls the engine — after a pause, not in a loop. BLAS's and OpenMP's worker
+  threads have gone to sleep by then and each call pays for waking them, which a hot
+  loop hides (and a loop also leaves threads spinning from the previous call, which
+  slows whatever runs next). One round times each runner once, in a rotating order;
+  the figure is the median over `ROUNDS` rounds of that round's ratio, so a burst of
+  load from another process spoils one round, not the figure.
+* Hot loop: the median of back-to-back calls (the old figure, kept beside it).
+
+Runners, per shape and dtype:
+  forward    the public API: validation, fresh buffers, every intermediate
+  reuse      forward(..., out=previous_trace): buffers kept between calls (the window)
+  floor      only the four GEMM groups — X·W for Q, K, V; Q·Kᵀ; A·V; H·W_O — into
+             preallocated outputs, BLAS on every core: nothing else
+  torch      torch.nn.functional.multi_head_attention_forward on the CPU with
+             need_weights=True, average_attn_weights=False (weights per head), if
+             torch is importable
+
+The BLAS kernel in use (threadpoolctl) is printed with the figures. Machines are shared
+and noisy: compare the ratios, not the absolute times. Run with `make bench`, or
+`python benchmarks/bench_forward.py --quick` for fewer rounds.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import statistics
 import sys
 import time
@@ -19,16 +37,16 @@ import numpy as np
 
 from mha_gui.engine import forward
 
-SHAPES = [
-    ("toy", 4, 4, 2),
-    ("causal-6x16", 6, 16, 4),
-    ("bert n=128", 128, 768, 12),
-    ("bert n=512", 512, 768, 12),
-]
+IDLE = 0.3  # seconds of sleep before each timed call of the after-idle figure
+ROUNDS = 9
+IDLE_SHAPES = [("bert n=128", 128, 768, 12), ("bert n=512", 512, 768, 12)]
+HOT_SHAPES = [("toy", 4, 4, 2), ("causal-6x16", 6, 16, 4), *IDLE_SHAPES]
+DTYPES = (np.float64, np.float32)
 
 
 def median_time(fn, budget=1.5, min_runs=5, max_runs=200) -> float:
-    fn()  # warm up
+    """Median of back-to-back calls (after one warm-up call)."""
+    fn()
     times = []
     start = time.perf_counter()
     while len(times) < min_runs or (time.perf_counter() - start < budget and len(times) < max_runs):
@@ -36,6 +54,14 @@ def median_time(fn, budget=1.5, min_runs=5, max_runs=200) -> float:
         fn()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
+
+
+def time_after_idle(fn, idle: float = IDLE) -> float:
+    """One call of `fn` after `idle` seconds in which this process does nothing."""
+    time.sleep(idle)
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
 def make(n, d_model, h, dtype):
@@ -51,6 +77,7 @@ def make(n, d_model, h, dtype):
 
 
 def gemm_floor(p):
+    """The four GEMM groups and nothing else, each into a preallocated output."""
     x, n = p["x"], p["x"].shape[0]
     h, d_model, d = p["w_q"].shape
     packed = [
@@ -84,6 +111,7 @@ def reuse_runner(p):
 
 
 def torch_runner(p):
+    """PyTorch's CPU attention with the weights of every head (None without torch)."""
     try:
         import torch
         import torch.nn.functional as F
@@ -121,6 +149,33 @@ def torch_runner(p):
     return run
 
 
+def runners(p) -> dict:
+    out = {"forward": lambda: forward(**p), "reuse": reuse_runner(p), "floor": gemm_floor(p)}
+    tr = torch_runner(p)
+    if tr is not None:
+        out["torch"] = tr
+    return out
+
+
+def after_idle(p, rounds: int, idle: float) -> dict[str, list[float]]:
+    """Per-round times of every runner, each call after `idle` s; the order rotates."""
+    run = runners(p)
+    for fn in run.values():  # warm up: first-call costs (imports, pools) are not timed
+        fn()
+        fn()
+    names = list(run)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        order = names[r % len(names) :] + names[: r % len(names)]
+        for name in order:
+            times[name].append(time_after_idle(run[name], idle))
+    return times
+
+
+def median_ratio(a: list[float], b: list[float]) -> float:
+    return statistics.median(x / y for x, y in zip(a, b, strict=True))
+
+
 def scrub_step_times(n: int, d_model: int, h: int) -> tuple[float, float]:
     """One W_Q cell of one head edited: incremental refresh vs a full forward()."""
     from mha_gui.engine.incremental import IncrementalTrace
@@ -142,37 +197,102 @@ def scrub_step_times(n: int, d_model: int, h: int) -> tuple[float, float]:
 
 
 def blas_info() -> str:
+    """Every BLAS/OpenMP library loaded, its kernel (architecture) and thread count."""
     try:
         from threadpoolctl import threadpool_info
     except ImportError:
         return "threadpoolctl not installed"
-    rows = [
-        f"{i.get('internal_api')} {i.get('version')} ({i.get('architecture')}, {i.get('num_threads')} threads)"
-        for i in threadpool_info()
-    ]
+    rows = []
+    for i in threadpool_info():
+        kernel = f", kernel {i['architecture']}" if i.get("architecture") else ""
+        rows.append(
+            f"{i.get('internal_api')} {i.get('version') or ''}{kernel}, {i.get('num_threads')} threads"
+        )
     return "; ".join(rows) or "unknown"
 
 
-def main() -> int:
-    print(f"numpy {np.__version__}; BLAS: {blas_info()}")
-    header = f"{'shape':<14}{'dtype':<9}{'forward':>11}{'reuse':>11}{'floor':>11}{'torch':>11}{'fwd/floor':>11}{'reuse/floor':>12}{'torch/fwd':>11}"
+def environment() -> str:
+    keys = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "OMP_WAIT_POLICY")
+    set_ = [f"{k}={os.environ[k]}" for k in keys if k in os.environ]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return f"{cpus} cores, load {load:.1f}; " + (" ".join(set_) or "no OPENBLAS_/OMP_ variables")
+
+
+def print_after_idle(rounds: int, idle: float) -> None:
+    print(f"\nAfter {idle} s idle before every call; median of per-round ratios, {rounds} rounds")
+    header = (
+        f"{'shape':<12}{'dtype':<9}{'forward':>10}{'floor':>10}{'torch':>10}"
+        f"{'fwd/floor':>11}{'reuse/floor':>12}{'fwd/torch':>11}{'reuse/torch':>12}"
+    )
     print(header)
     print("-" * len(header))
-    for label, n, d_model, h in SHAPES:
-        for dtype in (np.float64, np.float32):
-            p = make(n, d_model, h, dtype)
-            t_fwd = median_time(lambda p=p: forward(**p))
-            t_reuse = median_time(reuse_runner(p))
-            t_floor = median_time(gemm_floor(p))
-            tr = torch_runner(p)
-            t_torch = median_time(tr) if tr else float("nan")
-            ms = lambda s: f"{s * 1e3:9.3f}ms"  # noqa: E731
+    for label, n, d_model, h in IDLE_SHAPES:
+        for dtype in DTYPES:
+            times = after_idle(make(n, d_model, h, dtype), rounds, idle)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            ms = lambda s: f"{s * 1e3:8.2f}ms"  # noqa: E731
+            has_torch = "torch" in times
+            vs_torch = (
+                f"{median_ratio(times['forward'], times['torch']):>10.2f}×"
+                f"{median_ratio(times['reuse'], times['torch']):>11.2f}×"
+                if has_torch
+                else f"{'n/a':>11}{'n/a':>12}"
+            )
             print(
-                f"{label:<14}{np.dtype(dtype).name:<9}{ms(t_fwd):>11}{ms(t_reuse):>11}{ms(t_floor):>11}"
-                f"{ms(t_torch) if tr else 'n/a':>11}{t_fwd / t_floor:>10.2f}×{t_reuse / t_floor:>11.2f}×"
-                f"{(t_torch / t_fwd) if tr else float('nan'):>10.2f}×"
+                f"{label:<12}{np.dtype(dtype).name:<9}{ms(med['forward']):>10}"
+                f"{ms(med['floor']):>10}{ms(med['torch']) if has_torch else 'n/a':>10}"
+                f"{median_ratio(times['forward'], times['floor']):>10.2f}×"
+                f"{median_ratio(times['reuse'], times['floor']):>11.2f}×{vs_torch}"
             )
             sys.stdout.flush()
+    print("fwd/floor: 1.00× would be pure BLAS; fwd/torch < 1 means we are faster.")
+
+
+def print_hot_loop() -> None:
+    print("\nHot loop (back-to-back calls; median time)")
+    header = (
+        f"{'shape':<14}{'dtype':<9}{'forward':>11}{'reuse':>11}{'floor':>11}{'torch':>11}"
+        f"{'fwd/floor':>11}{'reuse/floor':>12}{'fwd/torch':>11}"
+    )
+    print(header)
+    print("-" * len(header))
+    for label, n, d_model, h in HOT_SHAPES:
+        for dtype in DTYPES:
+            run = runners(make(n, d_model, h, dtype))
+            t = {k: median_time(fn) for k, fn in run.items()}
+            ms = lambda s: f"{s * 1e3:9.3f}ms"  # noqa: E731
+            has_torch = "torch" in t
+            print(
+                f"{label:<14}{np.dtype(dtype).name:<9}{ms(t['forward']):>11}{ms(t['reuse']):>11}"
+                f"{ms(t['floor']):>11}{ms(t['torch']) if has_torch else 'n/a':>11}"
+                f"{t['forward'] / t['floor']:>10.2f}×{t['reuse'] / t['floor']:>11.2f}×"
+                f"{(t['forward'] / t['torch']) if has_torch else float('nan'):>10.2f}×"
+            )
+            sys.stdout.flush()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--idle", type=float, default=IDLE)
+    parser.add_argument("--quick", action="store_true", help="3 rounds, no hot loop, no scrub")
+    parser.add_argument("--idle-only", action="store_true", help="only the after-idle table")
+    args = parser.parse_args(argv)
+    rounds = 3 if args.quick else args.rounds
+    print(f"numpy {np.__version__}; {environment()}")
+    try:
+        import torch
+
+        print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+    except ImportError:
+        print("torch not installed: no torch column")
+    print(f"BLAS: {blas_info()}")
+    print_after_idle(rounds, args.idle)
+    print(f"(BLAS after the run: {blas_info()})")
+    if args.quick or args.idle_only:
+        return 0
+    print_hot_loop()
     print(
         "\nGUI scrub step (one W_Q cell of one head, float64): incremental refresh vs full forward"
     )
@@ -181,9 +301,6 @@ def main() -> int:
         print(
             f"  n={n:<4} d_model=768 h=12: {inc * 1e3:8.3f} ms vs {full * 1e3:8.3f} ms  ({full / inc:.1f}× less work)"
         )
-    print(
-        "\nfwd/floor and reuse/floor: 1.00× would be pure BLAS; torch/fwd > 1 means we are faster."
-    )
     return 0
 
 

@@ -63,7 +63,8 @@ def forward(
 
     `out=previous_trace` overwrites that trace's arrays instead of allocating new ones
     when shapes and dtype match (a loop over many inputs then avoids page-fault costs);
-    the returned trace is then `out` itself, so keep copies of anything you need.
+    the returned trace is then `out` itself, so keep copies of anything you need (if the
+    call raises because of a NaN or an overflow, `out` holds a partial pass).
 
     `rope` rotates Q and K after projection (see `mha_gui.engine.rope`): None/False is
     off, True is θ = 10000, a number is θ, a (θ, scaling) pair adds Llama 3 frequency
@@ -71,19 +72,16 @@ def forward(
     heads whose Z_i is set to 0 (weights still computed): Y = Σ of the other heads'
     contributions + b_O.
     """
-    x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask = validate_inputs(
-        x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask
-    )
+    given = (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask)
+    # X and the weights are not scanned for NaN/inf here: the pass checks Q, K, V and Y
+    # instead, which any non-finite operand reaches (see _check_finite).
+    x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask = validate_inputs(*given, scan_floats=False)
     operands = [a for a in (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o) if a is not None]
     dtype = np.result_type(*operands, np.float32)
     if dtype not in (np.float32, np.float64):
         dtype = np.dtype(np.float64)
     x, w_q, w_k, w_v = (a.astype(dtype, copy=False) for a in (x, w_q, w_k, w_v))
-    # The trace keeps W_O to compute `contributions` on demand: a private copy, so that a
-    # caller who edits their W_O afterwards does not silently change this trace.
-    w_o_copy = buffers.empty(w_o.shape, dtype)
-    np.copyto(w_o_copy, w_o, casting="unsafe")
-    w_o = w_o_copy
+    w_o = w_o.astype(dtype, copy=False)
     b_q, b_k, b_v, b_o = (
         None if b is None else b.astype(dtype, copy=False) for b in (b_q, b_k, b_v, b_o)
     )
@@ -114,19 +112,32 @@ def forward(
         t = allocate_trace(
             n, d_model, h, h_kv, d_k, d_v, dtype, w_o, float(scale), blocked, rope, ablate
         )
-    with np.errstate(over="ignore", invalid="ignore"):
-        run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)
-    _check_no_overflow(t, (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o))
+    # The trace keeps W_O to compute `contributions` on demand: a private copy (made
+    # during the pass, from recycled memory), so that a caller who edits their W_O
+    # afterwards does not silently change this trace.
+    keep = buffers.empty(w_o.shape, dtype)
+    if not run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t, keep_w_o=keep):
+        _check_finite(t, given, (x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o))
     return t
 
 
-def _check_no_overflow(t: Trace, operands) -> None:
-    """Finite inputs can still overflow the float type (1e200² in float64, 1e20² in float32).
+def _check_finite(t: Trace, given, operands) -> None:
+    """Q, K, V or Y is not finite: name the operand entry at fault, or the overflow.
 
-    A NaN output would be silently wrong, so say which intermediate overflowed instead.
-    Any overflow in Q, K, V, the scores or the weights propagates into V or Y, so these
-    cheap n×d checks cover the h×n×n arrays too.
+    A NaN or ±inf anywhere in X or a weight always reaches Q, K, V or Y: every entry of
+    an operand is multiplied into some entry of its product (IEEE 0·NaN = NaN and
+    0·inf = NaN; a GEMM with alpha = 1 skips no term), and Q, K, V are checked before
+    masking or ablation could drop a row. So the pass checks those four, each
+    block while in cache, instead of first reading every operand for NaN — and only
+    when one of them is not finite are the operands scanned, to raise the same message
+    `validate_inputs` gives (the first bad operand and entry).
+
+    Finite inputs can still overflow the float type (1e200² in float64, 1e20² in
+    float32): then say which intermediate overflowed. Any overflow in Q, K, V, the
+    scores or the weights propagates into V or Y, so the n×d checks cover the h×n×n
+    arrays too.
     """
+    validate_inputs(*given)
     checked = (("Q", t.q), ("K", t.k), ("V", t.v), ("Y", t.output))
     for (label, arr), finite in zip(checked, all_finite_many(a for _, a in checked), strict=True):
         if not finite:

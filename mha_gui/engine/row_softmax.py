@@ -71,7 +71,8 @@ class _ParallelRows:
         self._pid = 0  # a forked child inherits the pool object but not its threads
         self.workers = 1
 
-    def _setup(self) -> None:
+    def setup(self) -> None:
+        """Start the pool (again, in a forked child) and set `workers`."""
         with self._lock:
             if self._pid == os.getpid():
                 return
@@ -91,7 +92,7 @@ class _ParallelRows:
         calling thread works too, so the jobs finish even when the pool is busy with
         another caller's.
         """
-        self._setup()
+        self.setup()
         workers = min(self.workers, count)
         indices = itertools.count()  # next() on it is atomic under the GIL
         errors = np.geterr()  # the caller's np.errstate, which pool threads do not inherit
@@ -115,7 +116,7 @@ class _ParallelRows:
 
     def run(self, fn, a: np.ndarray, out: np.ndarray) -> None:
         """fn(a[r0:r1], out[r0:r1]) over `workers` nearly equal row ranges of 2-D a, out."""
-        self._setup()
+        self.setup()
         rows = a.shape[0]
         workers = min(self.workers, rows)
         if workers < 2:

@@ -3,11 +3,15 @@
 Sessions are plain JSON and arrays are `.npz` without pickle, so a file a student mails
 to a teacher can be opened without trusting it. Every write goes to a temporary file in
 the target folder and is renamed into place, so a failed write leaves nothing behind.
+
+A session of at most PACK_ABOVE_NUMBERS numbers is written as version 1 (nested lists,
+readable and diffable); a larger one as version 2, every matrix one hex block
+(engine/session_codec.py), which writes and reads at the speed of the disk. Both
+versions are read, and validated as strictly.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -19,17 +23,26 @@ from pathlib import Path
 
 import numpy as np
 
+from mha_gui.engine import session_codec as codec
 from mha_gui.engine.config import Config
 from mha_gui.engine.forward import Trace, forward
 from mha_gui.engine.parameters import VALUE_LIMIT, Parameters, check_array, dims_text
 from mha_gui.engine.stages import STAGES, stage_by_name
 
 FORMAT = "mha-gui-session"
-VERSION = 1
+VERSION = 1  # nested lists
+PACKED_VERSION = 2  # matrices (and the mask) may be hex blocks
+VERSIONS = (VERSION, PACKED_VERSION)
+# Sessions holding more numbers than this (parameters and mask) are written as version 2.
+# Decimal text costs ~0.5–1.3 µs a number each way here (float repr, JSON parsing): at
+# this size a version 1 file is ~6 MB, ~0.3 s to write or to open on a loaded machine,
+# and any session a person reads by hand (the presets: at most ~1 100 numbers) stays one.
+PACK_ABOVE_NUMBERS = 250_000
 MAX_TOKEN_LENGTH = 40
 TOP_LEVEL_KEYS = ("format", "version", "config", "tokens", "matrices", "view", "mask", "source")
 MAX_SOURCE_LENGTH = 200
-# A session file larger than this is refused before parsing: BERT-base at n=512 is ~60 MB.
+# A session file larger than this is refused before parsing: BERT-base at n=512 is ~60 MB
+# as nested lists; n = 2048, d_model 768 as hex blocks ~56 MB.
 MAX_SESSION_BYTES = 256 * 1024 * 1024
 
 
@@ -247,13 +260,25 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     return target
 
 
-def session_to_dict(session: Session) -> dict:
+def number_count(session: Session) -> int:
+    """How many numbers a session's file holds: every parameter entry and mask entry."""
+    count = sum(a.size for a in session.params.as_dict().values())
+    return count + (0 if session.mask is None else session.mask.size)
+
+
+def session_to_dict(session: Session, *, packed: bool = False) -> dict:
+    """The session file's JSON object: version 1 with nested lists, or with `packed`
+    version 2 with every matrix (and the mask) a hex block."""
+    return _skeleton(session, packed, codec.block if packed else lambda a: a.tolist())
+
+
+def _skeleton(session: Session, packed: bool, matrix: Callable[[np.ndarray], object]) -> dict:
     data = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": PACKED_VERSION if packed else VERSION,
         "config": session.config.to_dict(),
         "tokens": list(session.tokens),
-        "matrices": {k: v.tolist() for k, v in session.params.as_dict().items()},
+        "matrices": {k: matrix(v) for k, v in session.params.as_dict().items()},
         "view": {
             "stage": STAGES[session.view.stage].name,
             "head": session.view.head,
@@ -261,62 +286,64 @@ def session_to_dict(session: Session) -> dict:
         },
     }
     if session.mask is not None:  # an extra block mask set from Python (True = blocked)
-        data["mask"] = session.mask.tolist()
+        data["mask"] = matrix(session.mask)
     if session.source:
         data["source"] = session.source
     return data
 
 
-def save_session(session: Session, path) -> Path:
-    """Write the session as JSON. float64 values round-trip bit-exactly (repr floats)."""
-    text = json.dumps(session_to_dict(session), indent=1, allow_nan=False)
-    return atomic_write(path, lambda tmp: tmp.write_text(text + "\n", encoding="utf-8"))
-
-
-class _NoParameters:
-    def as_dict(self) -> dict:
-        return {}
-
-
-def _rows(a: np.ndarray) -> list:
-    """`a.tolist()` one row at a time: other threads get the interpreter in between."""
-    return [_rows(row) for row in a] if a.ndim > 2 else [row.tolist() for row in a]
-
-
-def write_session_gently(session, path: Path) -> Path:
-    """What save_session writes (the same JSON), made row by row: for a worker thread,
-    which then holds the interpreter's lock only briefly at a time (json.dumps of a
-    2048-token layer would hold it for a second or two, and the window with it)."""
-    light = copy.copy(session)  # no validation, no copy of the arrays
-    light.params, light.mask = _NoParameters(), None
-    data = session_to_dict(light)
-    data["matrices"] = {k: _rows(v) for k, v in session.params.as_dict().items()}
-    if session.mask is not None:
-        data["mask"] = _rows(session.mask)
-    parts = json.JSONEncoder(indent=1, allow_nan=False).iterencode(data)
+def write_session_gently(session: Session, path, *, pack_above: int = PACK_ABOVE_NUMBERS) -> Path:
+    """Write the session file: version 2 (hex blocks) above `pack_above` numbers, else
+    version 1. The text is exactly json.dumps(session_to_dict(...), indent=1) plus a
+    newline, made and written a piece at a time (a row of nested lists, or ~1 MB of hex
+    digits): a worker thread writing it holds the interpreter's lock ~1 ms at a time,
+    and at n = 2048, d_model 768 the whole write takes a fraction of a second."""
+    packed = number_count(session) > pack_above
+    arrays: list[np.ndarray] = []
+    slot = codec.slot_maker(arrays)
+    if packed:
+        skeleton = _skeleton(session, True, lambda a: {**_block_head(a), "hex": slot(a)})
+    else:
+        skeleton = _skeleton(session, False, slot)
 
     def write(tmp: Path) -> None:
-        with tmp.open("w", encoding="utf-8") as f:
-            for part in parts:
-                f.write(part)
-            f.write("\n")
+        with tmp.open("wb") as f:
+            for piece in codec.file_pieces(skeleton, arrays, packed):
+                f.write(piece)
 
     return atomic_write(path, write)
+
+
+def _block_head(array: np.ndarray) -> dict:
+    return {"dtype": "bool" if array.dtype == bool else "float64", "shape": list(array.shape)}
+
+
+def save_session(session: Session, path, *, pack_above: int = PACK_ABOVE_NUMBERS) -> Path:
+    """Write the session file (see `write_session_gently`, the one writer). float64
+    values round-trip bit-exactly: repr floats in version 1, their bytes in version 2."""
+    return write_session_gently(session, path, pack_above=pack_above)
 
 
 def _reject_constant(name: str):
     raise ValueError(f"{name} is not a finite number (NaN and Infinity are not allowed)")
 
 
-def session_from_dict(data) -> Session:
-    """Validate a parsed session object completely; every message names the key at fault."""
+def session_from_dict(data, *, blobs: dict | None = None) -> Session:
+    """Validate a parsed session object completely; every message names the key at fault.
+
+    `blobs` maps the placeholders `load_session` put in place of long hex strings to
+    their digits (session_codec.split_hex_blocks)."""
     if not isinstance(data, dict):
         raise ValueError("a session file must hold a JSON object at the top level")
     if data.get("format") != FORMAT:
         raise ValueError(f'"format" must be "{FORMAT}", got {data.get("format")!r}')
     version = data.get("version")
-    if type(version) is not int or version != VERSION:
-        raise ValueError(f'"version" {version!r} is not supported (this program reads {VERSION})')
+    if type(version) is not int or version not in VERSIONS:
+        raise ValueError(
+            f'"version" {version!r} is not supported (this program reads versions '
+            f"{' and '.join(str(v) for v in VERSIONS)})"
+        )
+    packed = version == PACKED_VERSION
     unknown_keys = sorted(set(data) - set(TOP_LEVEL_KEYS))
     if unknown_keys:
         raise ValueError(
@@ -330,7 +357,8 @@ def session_from_dict(data) -> Session:
     tokens = validate_tokens(data["tokens"], config.n)
     matrices = data["matrices"]
     if not isinstance(matrices, dict):
-        raise ValueError('"matrices" must be an object mapping names to nested lists')
+        kinds = "nested lists or hex blocks" if packed else "nested lists"
+        raise ValueError(f'"matrices" must be an object mapping names to {kinds}')
     shapes = config.parameter_shapes()
     unknown = sorted(set(matrices) - set(shapes))
     if unknown:
@@ -340,19 +368,25 @@ def session_from_dict(data) -> Session:
     for name, shape in shapes.items():
         if name not in matrices:
             raise ValueError(f'"matrices" is missing {name}')
-        value = matrices[name]
-        if not _is_nested_numbers(value):
-            raise ValueError(f"matrices.{name} must be nested lists of numbers")
-        arrays[name] = check_array(
-            f"matrices.{name}", value, shape, dims_text(name, config), limit=VALUE_LIMIT
-        )
+        value, key, dims = matrices[name], f"matrices.{name}", dims_text(name, config)
+        if packed and isinstance(value, dict):
+            value = codec.decode_block(key, value, shape, "float64", dims, blobs)
+        elif not _is_nested_numbers(value):
+            also = " or a hex block" if packed else ""
+            raise ValueError(f"{key} must be nested lists of numbers{also}")
+        arrays[name] = check_array(key, value, shape, dims, limit=VALUE_LIMIT)
     mask = data.get("mask")
     if mask is not None:
-        if not _is_nested_bools(mask):
-            raise ValueError('"mask" must be nested lists of true/false (true = blocked)')
-        mask = np.array(mask, dtype=bool)
-        if mask.shape != (config.n, config.n):
-            raise ValueError(f'"mask" has shape {mask.shape} but n={config.n} needs an n×n matrix')
+        n = config.n
+        if packed and isinstance(mask, dict):
+            mask = codec.decode_block("mask", mask, (n, n), "bool", f"n={n}", blobs)
+        elif not _is_nested_bools(mask):
+            also = " or a hex block" if packed else ""
+            raise ValueError(f'"mask" must be nested lists of true/false (true = blocked){also}')
+        if not isinstance(mask, np.ndarray):
+            mask = np.array(mask, dtype=bool)
+        if mask.shape != (n, n):
+            raise ValueError(f'"mask" has shape {mask.shape} but n={n} needs an n×n matrix')
     view_data = data.get("view", {})
     if not isinstance(view_data, dict):
         raise ValueError('"view" must be an object with stage, head and query')
@@ -398,7 +432,12 @@ def load_session(path) -> Session:
     if p.stat().st_size > MAX_SESSION_BYTES:
         raise ValueError(f"session file {str(p)!r} is larger than {MAX_SESSION_BYTES >> 20} MB")
     try:
-        text = p.read_text(encoding="utf-8-sig")  # a leading BOM (Notepad) is fine
+        raw = p.read_bytes()
+        start = 3 if raw.startswith(b"\xef\xbb\xbf") else 0  # a leading BOM (Notepad) is fine
+        # Long hex strings are taken out first: the parser then reads only the rest.
+        skeleton, blobs = codec.split_hex_blocks(raw, start)
+        del raw  # the blobs keep what they need of it
+        text = skeleton.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read {str(p)!r}: {exc}") from None
     try:
@@ -412,7 +451,7 @@ def load_session(path) -> Session:
     except ValueError as exc:  # NaN/Infinity, a duplicate key
         raise ValueError(f"{p.name}: {exc}") from None
     try:
-        return session_from_dict(data)
+        return session_from_dict(data, blobs=blobs)
     except ValueError as exc:
         raise ValueError(f"{p.name}: {exc}") from None
 

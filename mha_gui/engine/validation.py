@@ -124,15 +124,18 @@ def _expect(name: str, arr: np.ndarray, expected: tuple, known: dict[str, int]) 
         )
 
 
-def validate_inputs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask) -> tuple:
+def validate_inputs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, mask, *, scan_floats=True) -> tuple:
     """Check every operand against the dimensions the others imply; return arrays.
 
     Operands that are already float arrays have their entries checked for finiteness
     all at once (`all_finite_many`); the errors still come in the order of the operands.
+    `scan_floats=False` skips that scan of X and the weights when they are float arrays,
+    for a caller that checks its results instead and calls again to name a bad entry.
     """
     operands = (x, w_q, w_k, w_v, w_o)
     floats = [a for a in operands if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
-    finite = dict(zip(map(id, floats), all_finite_many(floats), strict=True))
+    flags = all_finite_many(floats) if scan_floats else [True] * len(floats)
+    finite = dict(zip(map(id, floats), flags, strict=True))
     names, axes = ("X", "W_Q", "W_K", "W_V", "W_O"), (2, 3, 3, 3, 2)
     x, w_q, w_k, w_v, w_o = (
         _as_matrix(name, a, ndim, finite.get(id(a)))

@@ -136,7 +136,7 @@ def test_bad_input_exits_2_with_one_line_and_no_file(capsys, tmp_path, argv, wor
 
 def test_bad_session_file_is_one_line(capsys, tmp_path):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"format": "mha-gui-session", "version": 2}')
+    bad.write_text('{"format": "mha-gui-session", "version": 99}')
     code, _, err = run(capsys, "info", "--session", str(bad))
     assert code == 2 and "version" in err and err.count("\n") == 1
 

@@ -1,8 +1,8 @@
 """The large-layer path on every core: BLAS switched to one thread, jobs in our threads.
 
-`forward()` runs large layers as per-head jobs with OpenBLAS single-threaded
-(`run_all_cores`), and falls back to BLAS's own threads plus a parallel softmax where
-OpenBLAS cannot be switched. Both are forced on small layers here and compared with the
+`forward()` runs large layers as jobs with OpenBLAS single-threaded (`run_jobs`), and
+falls back to BLAS's own threads plus a parallel softmax where OpenBLAS cannot be
+switched. Both are forced on small layers here and compared with the
 per-head reference; the thread switch must always be undone, and checking finiteness on
 every core must not change which error a caller sees.
 """
@@ -53,7 +53,7 @@ def test_both_large_paths_agree_at_a_real_size():
         ablate=[1],
     )
     args["mask"][7] = True  # every key blocked for query 7
-    with mock.patch.object(scheduler, "PARALLEL_ABOVE_BYTES", 0):
+    with mock.patch.multiple(scheduler, JOBS_ABOVE_FLOPS=0, PARALLEL_ABOVE_BYTES=0):
         cores = forward(**args)
         with _without_blas_control():
             fallback = forward(**args)

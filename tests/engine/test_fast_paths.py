@@ -1,9 +1,11 @@
 """The paths forward() takes at real sizes, forced on small layers and checked the same way.
 
-At n=512 forward() packs the projections into one GEMM, runs the softmax one row block
-at a time in several threads, and takes its big arrays from recycled memory.
-Random small layers never reach those sizes, so here the thresholds are set to zero and
-every result is compared with the plain per-head reference again.
+At real sizes forward() runs as jobs on every core (engine/scheduler.py): blocks of heads
+projected by one GEMM, each head's attention (its softmax without the max pass, rows
+that would overflow or underflow done again the careful way), blocks of output rows —
+and takes its big arrays from recycled memory. Random small layers never reach those
+sizes, so here the thresholds are set to zero (one K/V group per block, a few rows per
+attention job) and every result is compared with the plain per-head reference again.
 """
 
 import contextlib
@@ -27,7 +29,14 @@ from tests.engine.test_rope import rope_layers
 def forced():
     """Every fast path on, whatever the size (and small row blocks: several per head)."""
     with (
-        mock.patch.multiple(scheduler, PARALLEL_ABOVE_BYTES=0, STREAM_ABOVE_BYTES=0),
+        mock.patch.multiple(
+            scheduler,
+            JOBS_ABOVE_FLOPS=0,
+            PARALLEL_ABOVE_BYTES=0,
+            STREAM_ABOVE_BYTES=0,
+            BLOCK_COLUMNS=1,
+            ATTEND_ROWS=2,
+        ),
         mock.patch.object(steps, "PACK_ABOVE", 0),
         mock.patch.object(row_softmax, "BLOCK_BYTES", 16),
     ):
@@ -47,7 +56,7 @@ def test_fast_paths_match_the_reference(case):
 
 
 def test_a_real_size_equals_the_step_by_step_path():
-    """n=300, 4 heads (above the fusing threshold), GQA, causal, an extra mask, ablation."""
+    """n=300, 4 heads on every core, GQA, causal, an extra mask, ablation."""
     rng = np.random.default_rng(7)
     n, d, h, kv = 300, 32, 4, 2
     args = dict(
@@ -65,9 +74,10 @@ def test_a_real_size_equals_the_step_by_step_path():
         ablate=[2],
     )
     args["mask"][5] = True  # a query with every key blocked
-    fast = forward(**args)
+    with mock.patch.object(scheduler, "JOBS_ABOVE_FLOPS", 0):
+        fast = forward(**args)
     with (
-        mock.patch.object(scheduler, "PARALLEL_ABOVE_BYTES", 1 << 60),
+        mock.patch.object(scheduler, "JOBS_ABOVE_FLOPS", 1 << 60),
         mock.patch.object(steps, "PACK_ABOVE", 1 << 60),
     ):
         plain = forward(**args)
