@@ -108,6 +108,9 @@ class ModelGridDrawing:
         )
         self.y0 = self._top(self.note_h)
         self.height = self.y0 + self.per * self.pitch - GAP + bottom + MARGIN
+        # the colour bar beside the maps: as tall as their rows (one short row: a bit more)
+        self.bar_h = min(260.0, max(60.0, self.per * self.pitch - GAP - BAND))
+        self.height = max(self.height, self.y0 + BAND + self.bar_h + MARGIN)
         self.description = (
             f"{info.summary()}; {n} tokens; layers {maps.layers[0]}–{maps.layers[-1]}"
         )
@@ -345,7 +348,7 @@ class ModelGridDrawing:
 
         x = MARGIN + self.columns * self.block_w - BLOCK_GAP + BAR_GAP - GAP
         y = self.y0 + BAND
-        h = min(260.0, max(self.cell * 2, self.per * self.pitch - GAP - BAND))
+        h = self.bar_h
         steps = 64
         for k in range(steps):
             rgb = theme.colors_for(np.array([1 - (k + 0.5) / steps]), (0.0, 1.0), lut)[0]
