@@ -175,7 +175,7 @@ def test_rows_whose_e_v_overflows_are_redone_even_when_their_sums_are_finite():
     n, d = 16, 2
     x = np.ones((n, d), np.float32)
     w_q = np.full((1, d, 1), 1.0, np.float32)
-    w_k = np.full((1, d, 1), 42.5, np.float32)  # scores = 2 · 42.5 = 85 (scale 1)
+    w_k = np.full((1, d, 1), 21.25, np.float32)  # scores = 2 · 2 · 21.25 = 85 (scale 1)
     w_v = np.full((1, d, 1), 500.0, np.float32)
     w_o = np.ones((1, d), np.float32)
     wide = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 3e38}
