@@ -2,9 +2,9 @@
 
 `run_all` is the one entry point (forward() and the incremental trace's full recompute
 call it). Small layers take one batched call per step (engine/steps.py). Above
-`JOBS_ABOVE_FLOPS` the pass is one list of independent jobs shared by every core with
-BLAS single-threaded (`run_jobs`): blocks of heads projected by one GEMM each, each
-head's attention from scores to Z_i, blocks of output rows. Where OpenBLAS's threads
+`JOBS_ABOVE_FLOPS` the pass is one list of jobs shared by every core with BLAS
+single-threaded (`run_jobs`): blocks of heads projected by one GEMM each, a few heads'
+attention from scores to Z_i, one block of the output per core. Where OpenBLAS's threads
 cannot be switched off, the batched steps run with BLAS's threads and only the softmax is
 shared out in row blocks.
 
@@ -55,11 +55,16 @@ BLOCK_COLUMNS = 1152
 # a head taller than ATTEND_ROWS (n = 2048) is split into jobs of that many rows.
 ATTEND_BYTES = 1 << 20
 ATTEND_ROWS = 1024
-# Output columns per job, at least (narrower GEMMs lose efficiency).
-OUTPUT_COLUMNS = 128
-# Row sums of exp(scores) that are this small (or not finite) send their rows through
-# the max-subtracting softmax instead (see `attend`).
-TINY_SUM = {np.dtype(np.float64): 1e-280, np.dtype(np.float32): 1e-30}
+# The last attention jobs are halved if they keep at least this many rows each.
+TAIL_ROWS = 64
+# Output rows or columns per job, at least (thinner GEMMs lose efficiency).
+OUTPUT_SPLIT = 128
+# A row of exp(scores) whose sum lies outside [1/SUM_RANGE, SUM_RANGE] (or is not
+# finite) is redone by the max-subtracting softmax (see `attend`). The exact softmax's
+# sums lie in [1, n]; within this range the products E·V keep their precision unless
+# |V| itself is within SUM_RANGE of the float's limits (float64 1e±308, float32 1e±38),
+# and an overflow there is caught too.
+SUM_RANGE = {np.dtype(np.float64): 1e200, np.dtype(np.float32): 1e15}
 
 
 def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None) -> bool:
@@ -161,19 +166,21 @@ def run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None)
        Z_i and its columns of H, once its heads are projected (`attend`);
     3. the copy of W_O the trace keeps (`keep_w_o`), which a thread done with its last
        attention job takes while the other finishes theirs;
-    4. column blocks of the output, H W_O + b_O, once every head is done: a block of
-       columns packs the n×h·d_v H again (rows would pack the larger W_O again, n < 768).
+    4. one block of the output H W_O + b_O per core, once every head is done: blocks of
+       columns when n < d_model (each job packs the smaller H again), else of rows.
     """
     h, n, d_k = t.q.shape
     h_kv = t.k.shape[0]
     group = h // h_kv
     parallel_rows.setup()
+    workers = parallel_rows.workers
     rows = n if n <= ATTEND_ROWS else ATTEND_ROWS
     attention = [
         (heads, r0, min(n, r0 + rows))
-        for heads in _head_blocks(h, group, rows * n * t.scores.itemsize, parallel_rows.workers)
+        for heads in _head_blocks(h, group, rows * n * t.scores.itemsize, workers)
         for r0 in range(0, n, rows)
     ]
+    attention = _split_tail(attention, workers)
     run_ = _Pass(h_kv, len(attention))
     packed = t.q.dtype == np.float64 or n > PACK_ROWS_PER_D_K * d_k
     project = _project_packed if packed else _project_heads
@@ -194,16 +201,24 @@ def run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None)
     if keep_w_o is not None:
         jobs.append(lambda: np.copyto(keep_w_o, w_o, casting="unsafe"))
     d_model = w_o.shape[1]
-    out_parts = max(1, min(parallel_rows.workers, d_model // OUTPUT_COLUMNS))
-    bounds = [round(j * d_model / out_parts) for j in range(out_parts + 1)]
+    by_rows = n >= d_model  # split the larger side: the other operand is packed per job
+    side = n if by_rows else d_model
+    out_parts = max(1, min(workers, side // OUTPUT_SPLIT))
+    bounds = [round(j * side / out_parts) for j in range(out_parts + 1)]
 
     def output_job(j: int) -> None:
         run_.wait(run_.attended)
-        c0, c1 = bounds[j], bounds[j + 1]
-        y = t.output[:, c0:c1]
-        np.matmul(t.concat, w_o[:, c0:c1], out=y)
-        if b_o is not None:
-            y += b_o[c0:c1]
+        part = slice(bounds[j], bounds[j + 1])
+        if by_rows:
+            y = t.output[part]
+            np.matmul(t.concat[part], w_o, out=y)
+            if b_o is not None:
+                y += b_o
+        else:
+            y = t.output[:, part]
+            np.matmul(t.concat, w_o[:, part], out=y)
+            if b_o is not None:
+                y += b_o[part]
         if not all_finite(y):
             run_.finite = False
 
@@ -220,6 +235,19 @@ def run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None)
 
     parallel_rows.each(job, len(jobs))
     return run_.finite
+
+
+def _split_tail(attention: list, workers: int) -> list:
+    """The last `workers` attention jobs split into halves of their rows: the outputs
+    wait for the slowest thread's last job, so the last jobs should be short."""
+    last = attention[-workers:]
+    if len(attention) <= workers or any(r1 - r0 < 2 * TAIL_ROWS for _, r0, r1 in last):
+        return attention
+    halves = []
+    for heads, r0, r1 in last:
+        mid = (r0 + r1) // 2
+        halves += [(heads, r0, mid), (heads, mid, r1)]
+    return attention[:-workers] + halves
 
 
 def _group_blocks(t: Trace, packed: bool) -> list[range]:
@@ -325,9 +353,9 @@ def attend(t: Trace, heads: range, r0: int, r1: int, blocked, ablate) -> None:
     S = scale · Q_i K_gᵀ (blocked pairs −∞); E = exp(S); one GEMM E·[V_g | 1] gives
     E·V_g and every row's sum Σ_j E_ij together; then A = E / sum and Z_i = E·V_g / sum.
     That is the row softmax without its max pass and subtraction pass: exp(S − c)/Σ is
-    the same for any c, and c = 0 is exact whenever no exp overflows or underflows — a
-    row whose sum is not finite or is below TINY_SUM (which includes a row with every
-    key blocked) is done again by `softmax_rows`, which subtracts its maximum. The sums
+    the same for any c, and c = 0 is exact whenever nothing overflows or underflows — a
+    row whose sum is outside SUM_RANGE (a row with every key blocked sums to 0) or whose
+    E·V is not finite is done again by `softmax_rows`, which subtracts its maximum. The sums
     come out of a product that is needed anyway, so the softmax makes two passes over
     the n×n block (exp, normalise) instead of five. Each Z_i also goes into its columns
     of H here, while in cache.
@@ -352,7 +380,9 @@ def attend(t: Trace, heads: range, r0: int, r1: int, blocked, ablate) -> None:
     ev = np.matmul(weights, ones)
     sums = ev[..., d_v:]
     inv = np.divide(1.0, sums)
-    bad = ~(sums >= TINY_SUM[sums.dtype]) | np.isinf(sums)  # NaN fails `>=`
+    limit = SUM_RANGE[sums.dtype]
+    bad = ~((sums >= 1.0 / limit) & (sums <= limit))  # NaN fails both
+    bad[..., 0] |= ~np.isfinite(ev[..., :d_v]).all(axis=-1)  # E·V overflowed
     if bad.any():
         for j, r in zip(*np.nonzero(bad[..., 0]), strict=True):
             fixed = weights[j, r : r + 1]

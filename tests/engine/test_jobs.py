@@ -34,7 +34,8 @@ def jobs(packed: bool, rows: int, attend_bytes: int, columns: int):
         BLOCK_COLUMNS=columns,
         ATTEND_ROWS=rows,
         ATTEND_BYTES=attend_bytes,
-        OUTPUT_COLUMNS=1,
+        TAIL_ROWS=1,
+        OUTPUT_SPLIT=1,
     ):
         yield
 
@@ -166,3 +167,19 @@ def test_contributions_use_the_w_o_of_the_pass(threshold):
     assert again is t
     np.testing.assert_allclose(t.contributions, 0.0)
     np.testing.assert_allclose(t.output, np.broadcast_to(b_o, t.output.shape))
+
+
+def test_rows_whose_e_v_overflows_are_redone_even_when_their_sums_are_finite():
+    """float32, scores ≈ 85 (e^85 ≈ 8e36: sums below the float32 limit) and |V| ≈ 1e3: E·V
+    overflows. With the sums' range opened wide, only the E·V check catches it."""
+    n, d = 16, 2
+    x = np.ones((n, d), np.float32)
+    w_q = np.full((1, d, 1), 1.0, np.float32)
+    w_k = np.full((1, d, 1), 21.25, np.float32)  # scores = 2 · 2 · 21.25 = 85 (scale 1)
+    w_v = np.full((1, d, 1), 500.0, np.float32)
+    w_o = np.ones((1, d), np.float32)
+    wide = {np.dtype(np.float64): 1e300, np.dtype(np.float32): 3e38}
+    with jobs(True, 1000, 10**9, 10**6), mock.patch.object(scheduler, "SUM_RANGE", wide):
+        t = forward(x, w_q, w_k, w_v, w_o, scale=1.0)
+    np.testing.assert_allclose(t.weights, 1.0 / n, rtol=1e-6)
+    np.testing.assert_allclose(t.heads, 1000.0, rtol=1e-6)
