@@ -219,57 +219,52 @@ def environment() -> str:
     return f"{cpus} cores, load {load:.1f}; " + (" ".join(set_) or "no OPENBLAS_/OMP_ variables")
 
 
-def print_after_idle(rounds: int, idle: float) -> None:
-    print(f"\nAfter {idle} s idle before every call; median of per-round ratios, {rounds} rounds")
-    header = (
-        f"{'shape':<12}{'dtype':<9}{'forward':>10}{'floor':>10}{'torch':>10}"
-        f"{'fwd/floor':>11}{'reuse/floor':>12}{'fwd/torch':>11}{'reuse/torch':>12}"
+COLUMNS = ("fwd/floor", "reuse/floor", "fwd/torch", "reuse/torch")
+
+
+def print_header(title: str) -> None:
+    print(f"\n{title}")
+    header = f"{'shape':<14}{'dtype':<9}" + "".join(
+        f"{name:>12}" for name in ("forward", "reuse", "floor", "torch", *COLUMNS)
     )
     print(header)
     print("-" * len(header))
+
+
+def print_row(label: str, dtype, times: dict, ratio) -> None:
+    """One shape: the runners' times, then each ratio `ratio(a, b)` of COLUMNS (n/a
+    where torch is missing)."""
+    cells = [
+        f"{times[k] * 1e3:9.2f}ms" if k in times else "n/a"
+        for k in ("forward", "reuse", "floor", "torch")
+    ]
+    for column in COLUMNS:
+        a, b = column.replace("fwd", "forward").split("/")
+        cells.append(f"{ratio(a, b):.2f}×" if b in times else "n/a")
+    print(f"{label:<14}{np.dtype(dtype).name:<9}" + "".join(f"{c:>12}" for c in cells))
+    sys.stdout.flush()
+
+
+def print_after_idle(rounds: int, idle: float) -> None:
+    print_header(
+        f"After {idle} s idle before every call (times: medians; ratios: the median of "
+        f"{rounds} rounds' ratios)"
+    )
     for label, n, d_model, h in IDLE_SHAPES:
         for dtype in DTYPES:
             times = after_idle(make(n, d_model, h, dtype), rounds, idle)
-            med = {k: statistics.median(v) for k, v in times.items()}
-            ms = lambda s: f"{s * 1e3:8.2f}ms"  # noqa: E731
-            has_torch = "torch" in times
-            vs_torch = (
-                f"{median_ratio(times['forward'], times['torch']):>10.2f}×"
-                f"{median_ratio(times['reuse'], times['torch']):>11.2f}×"
-                if has_torch
-                else f"{'n/a':>11}{'n/a':>12}"
-            )
-            print(
-                f"{label:<12}{np.dtype(dtype).name:<9}{ms(med['forward']):>10}"
-                f"{ms(med['floor']):>10}{ms(med['torch']) if has_torch else 'n/a':>10}"
-                f"{median_ratio(times['forward'], times['floor']):>10.2f}×"
-                f"{median_ratio(times['reuse'], times['floor']):>11.2f}×{vs_torch}"
-            )
-            sys.stdout.flush()
+            medians = {k: statistics.median(v) for k, v in times.items()}
+            print_row(label, dtype, medians, lambda a, b, t=times: median_ratio(t[a], t[b]))
     print("fwd/floor: 1.00× would be pure BLAS; fwd/torch < 1 means we are faster.")
 
 
 def print_hot_loop() -> None:
-    print("\nHot loop (back-to-back calls; median time)")
-    header = (
-        f"{'shape':<14}{'dtype':<9}{'forward':>11}{'reuse':>11}{'floor':>11}{'torch':>11}"
-        f"{'fwd/floor':>11}{'reuse/floor':>12}{'fwd/torch':>11}"
-    )
-    print(header)
-    print("-" * len(header))
+    print_header("Hot loop (back-to-back calls; median times and their ratios)")
     for label, n, d_model, h in HOT_SHAPES:
         for dtype in DTYPES:
             run = runners(make(n, d_model, h, dtype))
             t = {k: median_time(fn) for k, fn in run.items()}
-            ms = lambda s: f"{s * 1e3:9.3f}ms"  # noqa: E731
-            has_torch = "torch" in t
-            print(
-                f"{label:<14}{np.dtype(dtype).name:<9}{ms(t['forward']):>11}{ms(t['reuse']):>11}"
-                f"{ms(t['floor']):>11}{ms(t['torch']) if has_torch else 'n/a':>11}"
-                f"{t['forward'] / t['floor']:>10.2f}×{t['reuse'] / t['floor']:>11.2f}×"
-                f"{(t['forward'] / t['torch']) if has_torch else float('nan'):>10.2f}×"
-            )
-            sys.stdout.flush()
+            print_row(label, dtype, t, lambda a, b, t=t: t[a] / t[b])
 
 
 def main(argv=None) -> int:

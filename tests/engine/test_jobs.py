@@ -40,6 +40,12 @@ def jobs(packed: bool, rows: int, attend_bytes: int, columns: int):
         yield
 
 
+def _layer(n=12, d=6, h=4, kv=2, d_k=3, d_v=2, seed=9):
+    rng = np.random.default_rng(seed)
+    shapes = dict(x=(n, d), w_q=(h, d, d_k), w_k=(kv, d, d_k), w_v=(kv, d, d_v), w_o=(h * d_v, d))
+    return {name: rng.normal(size=shape) for name, shape in shapes.items()}
+
+
 SHAPES = st.tuples(st.booleans(), st.sampled_from([1, 2, 1000]), st.sampled_from([0, 10**9]))
 
 
@@ -66,17 +72,10 @@ def test_every_shape_of_the_jobs_path_matches_the_reference(case, shape, columns
 def test_the_softmax_without_a_max_pass_matches_where_exp_would_overflow(dtype, scale):
     """Scores up to ~±1e4: exp(S) alone overflows or underflows in some rows (every row
     in float32 beyond ~±88), and those rows are redone with their maximum subtracted."""
-    rng = np.random.default_rng(4)
-    n, d, h = 24, 8, 3
-    arrays = dict(
-        x=rng.normal(size=(n, d)),
-        w_q=rng.normal(size=(h, d, 4)),
-        w_k=rng.normal(size=(h, d, 4)),
-        w_v=rng.normal(size=(h, d, 4)),
-        w_o=rng.normal(size=(h * 4, d)),
-        b_q=np.full((h, 4), -3.0),  # pushes many rows far below zero
-    )
-    mask = rng.random((n, n)) < 0.3
+    n, h = 24, 3
+    arrays = _layer(n=n, d=8, h=h, kv=h, d_k=4, d_v=4, seed=4)
+    arrays["b_q"] = np.full((h, 4), -3.0)  # pushes many rows far below zero
+    mask = np.random.default_rng(4).random((n, n)) < 0.3
     mask[5] = True  # a query with every key blocked
     ref = reference_forward(**arrays, mask=mask, scale=scale)
     with jobs(True, 1000, 10**9, 10**6):
@@ -89,17 +88,6 @@ def test_the_softmax_without_a_max_pass_matches_where_exp_would_overflow(dtype, 
     sums = t.weights.sum(axis=-1)
     np.testing.assert_allclose(np.delete(sums, 5, axis=1), 1.0, rtol=1e-5)
     assert not t.weights[:, 5].any() and not t.heads[:, 5].any()
-
-
-def _layer(n=12, d=6, h=4, kv=2):
-    rng = np.random.default_rng(9)
-    return dict(
-        x=rng.normal(size=(n, d)),
-        w_q=rng.normal(size=(h, d, 3)),
-        w_k=rng.normal(size=(kv, d, 3)),
-        w_v=rng.normal(size=(kv, d, 2)),
-        w_o=rng.normal(size=(h * 2, d)),
-    )
 
 
 HIDDEN = {
