@@ -78,17 +78,30 @@ else
     fail "--version: $out"
 fi
 
-# -- the run-time resources (the window icon) are in the bundle --------------------------
+# -- the run-time resources (the window icon, the built-in lessons and model) are in the bundle
 resources=$(cd "$(dirname "$0")/../resources" && pwd)
-for src in "$resources"/*; do
-    case $src in *.py | *.md) continue ;; esac
-    copy=$(find "$(dirname "$exe")" -path "*/mha_gui/resources/$(basename "$src")" | head -1)
+while IFS= read -r src; do
+    rel=${src#"$resources"/}
+    case $rel in */*) ;; *.py | *.md) continue ;; esac  # top level: the icon, not the package's own files
+    copy=$(find "$(dirname "$exe")" -path "*/mha_gui/resources/$rel" | head -1)
     if [[ -n $copy ]] && cmp -s "$src" "$copy"; then
         pass "resource ${copy#"$(dirname "$exe")"/}"
     else
-        fail "resource $(basename "$src") is not in the bundle as mha_gui/resources/"
+        fail "resource $rel is not in the bundle as mha_gui/resources/$rel"
     fi
-done
+done < <(find "$resources" -type f ! -name '*.pyc' | sort)
+
+# -- the built-in model and lessons work from the bundle ----------------------------------
+if out=$("$exe" lesson walkthrough --check 2>&1) && [[ $out == ok:* ]]; then
+    pass "lesson walkthrough --check: ${out:0:60}"
+else
+    fail "lesson walkthrough --check: $out"
+fi
+if out=$("$exe" heads --model builtin --probe repeated 2>&1) && [[ $out == *"prev 1.00"* ]]; then
+    pass "heads --model builtin: a previous-token head"
+else
+    fail "heads --model builtin: $out"
+fi
 
 # -- every export format -----------------------------------------------------------------
 # suffix, extra arguments, the file's first bytes in hex (or "text:<string it contains>")
