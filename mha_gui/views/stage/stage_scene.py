@@ -114,6 +114,14 @@ def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
     return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
 
 
+def grid_layout(config) -> tuple:
+    """What a stage's grid of panels depends on in the config: the shapes, the heads and
+    their K/V groups, RoPE's extra rows (not the mask, biases, scale or switched-off
+    heads, which change numbers only)."""
+    c = config
+    return (c.n, c.d_model, c.h, c.h_kv, c.d_k, c.d_v, c.rope)
+
+
 def planned_cells(groups: list[Group], config, tokens) -> int:
     """The cells a stage's panels will hold (before any of them is built)."""
     return sum(config.n * len(KINDS[k].columns(config, tokens)) for g in groups for k in g.kinds)
@@ -151,6 +159,7 @@ class StageScene:
     colorbar: ColorBar | None = None
     bands: ConcatBands | None = None  # the concat stage's head bands over H
     grid_cols: int = 0
+    layout: tuple | None = None  # the grid_layout of the config it was built for
     levels: tuple[float, float] | None = None
     peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
     titles_set: dict[int, tuple] = field(default_factory=dict)
