@@ -1,0 +1,75 @@
+"""Soak the real main window: the seeded random user of tests/views/random_user.py for
+tens of thousands of actions across seeds, offscreen, each seed in its own process with
+faulthandler on (a segfault ends that seed's run with its last actions and the
+faulting thread's stack, and the soak goes on with the next seed).
+
+Prints, per seed, the actions done, the seconds and actions per second, then every
+failure — uncaught exceptions, Qt painter warnings and worse, crashes, a trace that
+differs from a fresh forward — the first of each kind in full with the action it came
+during (the action log of every seed is kept in --log-dir to replay it). Exit status 1
+when anything failed. Machines are shared and noisy: the load average is printed too.
+
+    .venv/bin/python benchmarks/soak.py [--actions 20000] [--seeds 10] [--first-seed 0]
+                                        [--presets toy,causal-6x16] [--log-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.views.random_user import describe, run_in_subprocess  # noqa: E402
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--actions", type=int, default=20_000, help="in all, across seeds")
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--presets", default="toy,causal-6x16", help="taken in turn by seed")
+    parser.add_argument("--log-dir", default=None, help="where each seed's action log goes")
+    args = parser.parse_args(argv)
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
+    logs = Path(args.log_dir or tempfile.mkdtemp(prefix="mha-soak-"))
+    logs.mkdir(parents=True, exist_ok=True)
+    per_seed = max(1, args.actions // args.seeds)
+    print(f"soak: {per_seed} actions × {args.seeds} seeds, logs in {logs}", flush=True)
+    print(f"load average at start: {os.getloadavg()[0]:.1f}", flush=True)
+    results, start = [], time.monotonic()
+    for k in range(args.seeds):
+        seed = args.first_seed + k
+        preset = presets[k % len(presets)]
+        log = logs / f"{preset}-seed{seed}.log"
+        log.unlink(missing_ok=True)
+        result = run_in_subprocess(preset, seed, per_seed, str(log))
+        results.append(result)
+        rate = result["actions"] / max(result["seconds"], 1e-9)
+        kinds = sum(result.get("counts", {}).values()) or len(result["failures"])
+        print(
+            f"{preset:>12} seed {seed:3d}: {result['actions']:6d} actions in "
+            f"{result['seconds']:8.1f} s ({rate:5.1f}/s), {kinds} failures",
+            flush=True,
+        )
+    seconds = time.monotonic() - start
+    actions = sum(r["actions"] for r in results)
+    failed = [r for r in results if r["failures"]]
+    crashes = sum(1 for r in results for f in r["failures"] if f["kind"] == "crash")
+    print(
+        f"\nin all: {actions} actions in {seconds:.0f} s ({actions / max(seconds, 1e-9):.1f}/s), "
+        f"{len(failed)} of {len(results)} seeds failed, {crashes} crashed; "
+        f"load average at the end: {os.getloadavg()[0]:.1f}"
+    )
+    for result in failed:
+        print("\n" + describe(result))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
