@@ -2,11 +2,12 @@
 
 A seeded random user (tests/views/random_user.py) drives the real main window — menus,
 the configuration (1 and each maximum), typing into the editors, the stage, every dock
-and its own controls, undo and redo — in a child process, a few hundred actions a seed;
-a run fails on any uncaught exception, any painter warning, a crash, or a final trace
-that differs from a fresh forward of the document's numbers. Every wait is for the
-window to be idle, never for a time. benchmarks/soak.py runs the same user for tens of
-thousands of actions.
+and its own controls, undo and redo — in a child process, a hundred actions for each of
+three seeds (about a minute on a busy two-core machine: a toy action with its redraw
+takes ~0.1–0.3 s there, a dimension at its maximum seconds). A run fails on any uncaught
+exception, any painter warning, a crash, or a final trace that differs from a fresh
+forward of the document's numbers. Every wait is for the window to be idle, never for a
+time. benchmarks/soak.py runs the same user for tens of thousands of actions.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from tests.views.random_user import describe, run_in_subprocess
 
-ACTIONS = 120
+ACTIONS = 100
 # a stuck or endlessly slow window fails here rather than hanging the suite (not a wait:
 # a run ends as soon as its actions are done)
 TIMEOUT_S = 1200
