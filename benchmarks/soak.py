@@ -6,8 +6,8 @@ faulting thread's stack, and the soak goes on with the next seed).
 Prints, per seed, the actions done, the seconds and actions per second, then every
 failure — uncaught exceptions, Qt painter warnings and worse, crashes, a trace that
 differs from a fresh forward — the first of each kind in full with the action it came
-during (the action log of every seed is kept in --log-dir to replay it). Exit status 1
-when anything failed. Machines are shared and noisy: the load average is printed too.
+during (the action log and stderr of every seed are kept in --log-dir), and what was
+only noted (Qt's info messages, Python warnings). Exit status 1 when anything failed. Machines are shared and noisy: the load average is printed too.
 
     .venv/bin/python benchmarks/soak.py [--actions 20000] [--seeds 10] [--first-seed 0]
                                         [--presets toy,causal-6x16] [--log-dir DIR]
@@ -66,6 +66,14 @@ def main(argv=None) -> int:
         f"{len(failed)} of {len(results)} seeds failed, {crashes} crashed; "
         f"load average at the end: {os.getloadavg()[0]:.1f}"
     )
+    notes: dict[str, int] = {}
+    for result in results:
+        for key, count in result.get("notes", {}).items():
+            notes[key] = notes.get(key, 0) + count
+    if notes:
+        print("\nnoted, not failed (Qt's other messages, Python warnings):")
+        for key, count in sorted(notes.items(), key=lambda kv: -kv[1]):
+            print(f"  {count:7d} × {key}")
     for result in failed:
         print("\n" + describe(result))
     return 1 if failed else 0

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import traceback
+import warnings
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -124,8 +125,14 @@ class Recorder:
                 key = f"{mode.name}: {message}"[:200]
                 self.notes[key] = self.notes.get(key, 0) + 1
 
+        def warned(message, category, filename, lineno, *_args):
+            # noted, not failed: a NumPy overflow in pyqtgraph on a typed 1e-320, say
+            key = f"{category.__name__}: {message} ({Path(filename).name}:{lineno})"[:200]
+            self.notes[key] = self.notes.get(key, 0) + 1
+
         sys.excepthook = hook
         qInstallMessageHandler(messages)
+        warnings.showwarning = warned
 
     def uninstall(self) -> None:
         from PySide6.QtCore import qInstallMessageHandler

@@ -42,6 +42,7 @@ from mha_gui.views.stage.stage_scene import (
     fit_canvas,
     grid_columns,
     grid_fits,
+    grid_layout,
     group_min_width,
     planned_cells,
     stage_groups,
@@ -108,8 +109,8 @@ class AttentionView(QWidget):
         self._fit_timer = self._single_shot(lambda: fit_canvas(self.scene))
 
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(self._schedule_rebuild)
-        document.configChanged.connect(self._schedule_rebuild)
+        document.shapeChanged.connect(self._on_config)
+        document.configChanged.connect(self._on_config)
         document.tokensChanged.connect(self._on_tokens)
         document.viewChanged.connect(self._on_view)
         document.busyChanged.connect(self.images.on_busy)
@@ -138,8 +139,7 @@ class AttentionView(QWidget):
         return self.scenes.current
 
     @property
-    def _scenes(self):
-        """The kept (hidden) stages' scenes by stage, oldest first."""
+    def _scenes(self):  # the kept (hidden) stages' scenes by stage, oldest first
         return self.scenes.kept
 
     @property
@@ -159,8 +159,7 @@ class AttentionView(QWidget):
         return self.scene.colorbar
 
     @property
-    def update_count(self) -> int:
-        """Panels given new pixels so far (tests count what an edit redraws)."""
+    def update_count(self) -> int:  # panels given new pixels (tests count what edits redraw)
         return self.images.update_count
 
     @property
@@ -173,8 +172,7 @@ class AttentionView(QWidget):
         return self.scene.building is not None
 
     @property
-    def rebuild_due(self) -> bool:
-        """Did the shapes or the config change, with the rebuild still to come?"""
+    def rebuild_due(self) -> bool:  # the shapes or the layout changed, rebuild to come
         return self._rebuild_timer.isActive()
 
     @property
@@ -186,7 +184,6 @@ class AttentionView(QWidget):
 
     # ----------------------------------------------------- display settings ------
     def bind_display(self, settings) -> None:
-        """Follow a DisplaySettings: current values now, every change later."""
         self.options.bind(settings)
 
     def set_theme(self, name: str) -> None:
@@ -202,7 +199,6 @@ class AttentionView(QWidget):
         self.options.set_show_values(show)
 
     def set_weights_range(self, name: str) -> None:
-        """View ▸ Weights colour range: fixed 0–1, per-head or per-row maximum."""
         self.options.set_weights_range(name)
 
     def _show_values(self, show: bool) -> None:
@@ -257,6 +253,16 @@ class AttentionView(QWidget):
     def _schedule_rebuild(self) -> None:
         self._rebuild_timer.start()
 
+    def _on_config(self) -> None:
+        """New shapes or config: a new layout is a rebuild; a switch that changes numbers
+        only (causal mask, biases, scale, a head switched off) is drawn by the recompute
+        that follows, on the panels shown; the kept stages are dropped."""
+        if grid_layout(self.document.config) != self.scene.layout:
+            self._schedule_rebuild()
+            return
+        while self.scenes.kept:
+            self.scenes.close(self.scenes.kept.popitem()[1])
+
     def rebuild(self) -> None:
         """Build every panel of the current stage anew (shape, config, theme or zoom
         changed): every other stage's kept canvas is dropped too."""
@@ -302,7 +308,7 @@ class AttentionView(QWidget):
         doc = self.document
         c = doc.config
         scene = self.scene
-        scene.stage = doc.view.stage
+        scene.stage, scene.layout = doc.view.stage, grid_layout(self.document.config)
         scene.canvas.setBackground(self.options.palette.background)
         groups = self._groups()
         room = group_min_width(groups, c, doc.tokens, self.options.zoom)

@@ -46,6 +46,7 @@ class QueryStrip(QWidget):
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self.canvas: pg.GraphicsLayoutWidget | None = None
+        self._built_for: tuple | None = None  # the panel shapes of the last rebuild
         self.setMinimumHeight(120)
 
         # Counters for tests and benchmarks: panels built, and every panel and title
@@ -61,8 +62,8 @@ class QueryStrip(QWidget):
         self._timer.timeout.connect(self._run_pending)
 
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(lambda: self._schedule("rebuild"))
-        document.configChanged.connect(lambda: self._schedule("rebuild"))
+        document.shapeChanged.connect(self._on_config)
+        document.configChanged.connect(self._on_config)
         document.tokensChanged.connect(lambda: self._schedule("refresh"))
         document.viewChanged.connect(self._on_view)
         self.rebuild()
@@ -112,6 +113,7 @@ class QueryStrip(QWidget):
         self._timer.stop()
         self.rebuild_count += 1
         c = self.document.config
+        self._built_for = self._shapes()
         options = self.options
         pal = options.palette
         self._new_canvas()
@@ -155,6 +157,15 @@ class QueryStrip(QWidget):
             return
         self._layout.replaceWidget(old, self.canvas)
         discard_widget(old)
+
+    def _shapes(self) -> tuple:
+        c = self.document.config
+        return (c.n, c.h, c.d_k, c.d_v)
+
+    def _on_config(self) -> None:
+        """New shapes or config: new panel shapes are a rebuild; any other change (the
+        mask, RoPE, the scale, K/V sharing: the titles) a refresh."""
+        self._schedule("rebuild" if self._shapes() != self._built_for else "refresh")
 
     def _panel(self, plot, name, shape, lut, pal) -> HeatmapPanel:
         panel = HeatmapPanel(

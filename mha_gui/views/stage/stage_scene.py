@@ -6,13 +6,14 @@ shown again, brings it up to date with what changed while it was hidden.
 
 Lifetime. A `StageScene` is one stage's canvas — a pg.GraphicsLayoutWidget in its own
 scroll area, a page of the view's stacked layout — and every item drawn on it. An item
-belongs to the canvas's QGraphicsScene (C++ owns it) from the moment it joins the canvas,
-and it leaves only with the canvas: `SceneStack.close(scene)`, the one place a scene
-ends, takes the scroll area out of the stack, makes the scene forget every reference it
-held to its items, and deletes the scroll area (`discard_widget`), so that Qt deletes
-canvas, scene and items together, in C++ — never while a context menu or a modal dialog
-is open: a rebuild while a panel's menu is open (a recompute that ends meanwhile) must
-not delete the canvas whose mouse handler opened that menu. A canvas is never cleared and filled again (a rebuild is a new scene),
+belongs to the canvas's QGraphicsScene (C++ owns it) from the moment it joins the
+canvas, and it leaves only with the canvas. `SceneStack.close(scene)` is the one place a
+scene ends: it takes the scroll area out of the stack, makes the scene forget every
+reference it held to its items, and hands the scroll area to `discard_widget`, so that
+Qt deletes canvas, scene and items together, in C++, from the event loop — and never
+while a context menu or a modal dialog is open, since a rebuild during a panel's menu
+(a recompute ending meanwhile) must not delete the canvas whose mouse handler is waiting
+for that menu. A canvas is never cleared and filled again (a rebuild is a new scene),
 and no item is ever taken out of its scene: pyqtgraph's removeItem/clear hand the items
 back to Python, whose garbage collector then destroys them at whatever allocation it
 happens to run, in whatever thread. What outlives a scene (an off-thread preparation's
@@ -114,6 +115,14 @@ def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
     return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
 
 
+def grid_layout(config) -> tuple:
+    """What a stage's grid of panels depends on in the config: the shapes, the heads and
+    their K/V groups, RoPE's extra rows (not the mask, biases, scale or switched-off
+    heads, which change numbers only)."""
+    c = config
+    return (c.n, c.d_model, c.h, c.h_kv, c.d_k, c.d_v, c.rope)
+
+
 def planned_cells(groups: list[Group], config, tokens) -> int:
     """The cells a stage's panels will hold (before any of them is built)."""
     return sum(config.n * len(KINDS[k].columns(config, tokens)) for g in groups for k in g.kinds)
@@ -151,6 +160,7 @@ class StageScene:
     colorbar: ColorBar | None = None
     bands: ConcatBands | None = None  # the concat stage's head bands over H
     grid_cols: int = 0
+    layout: tuple | None = None  # the grid_layout of the config it was built for
     levels: tuple[float, float] | None = None
     peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
     titles_set: dict[int, tuple] = field(default_factory=dict)
