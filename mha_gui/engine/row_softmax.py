@@ -1,11 +1,10 @@
 """Large forward passes on every core: cache-sized softmax blocks, a job pool, BLAS control.
 
-At real sizes (n = 512…2048, 12 heads) the softmax is most of the time left after the
-matrix products. `softmax_rows` keeps each block of rows in the L2 cache through all its
-passes; `parallel_rows` runs row ranges, or independent jobs such as one head's whole
-attention, on every core; `blas_threads` lets those jobs call BLAS single-threaded so
-that they, and not BLAS's own threads, share the cores. `forward.py` decides when to use
-them (PARALLEL_ABOVE_BYTES, STREAM_ABOVE_BYTES there).
+`softmax_rows` keeps each block of rows in the L2 cache through all its passes (the
+careful softmax, subtracting each row's maximum); `parallel_rows` runs row ranges, or a
+list of jobs such as a few heads' whole attention, on every core; `blas_threads` lets
+those jobs call BLAS single-threaded so that they, and not BLAS's own threads, share the
+cores. engine/scheduler.py decides when to use them.
 """
 
 from __future__ import annotations
