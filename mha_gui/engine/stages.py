@@ -88,6 +88,18 @@ class Stage:
     flops: Callable[[Config], int] = field(repr=False)  # a multiply-add counts as 2
     growth: str = ""  # how the cost grows with the sequence length n ("∝ n²")
 
+    @property
+    def number(self) -> int:
+        """The stage's number for people: 1 (input) … 7 (output), the same in the window,
+        every export, handout, worksheet, exercise and lesson. Session files keep `index`
+        (0-based), so the numbering people read never changes a file format."""
+        return self.index + 1
+
+    @property
+    def heading(self) -> str:
+        """"Stage 4 · Attention weights": how every figure, page and panel names a stage."""
+        return f"Stage {self.number} · {self.title}"
+
 
 def _projection_flops(c: Config) -> int:
     widths = c.h * c.d_k + c.h_kv * (c.d_k + c.d_v)
