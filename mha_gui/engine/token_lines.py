@@ -6,7 +6,10 @@ one colour per head. This module decides which lines there are and how strong ea
 (no Qt), so tests can read the figure's model instead of its pixels.
 
 Blocked pairs draw no line. Above `READABLE_TOKENS` tokens the figure thins itself: lines
-whose strength is below `THIN_BELOW` are left out (the drawing says so and how many).
+whose strength is below `THIN_BELOW` are left out (the drawing says so and how many), and
+never more than the `MAX_LINES` strongest are kept — at n = 4096 a row-scaled, nearly
+uniform layer has ~30 M lines above any threshold: gigabytes of Line objects and minutes
+of painting for lines a fraction of a pixel apart.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from mha_gui.engine.colour_scale import weights_colours
 
 READABLE_TOKENS = 32  # up to this many tokens every line is drawn
 THIN_BELOW = 0.1  # above it, lines weaker than this are left out
+MAX_LINES = 20_000  # at most this many lines, the strongest (the threshold rises to fit)
 
 
 @dataclass(frozen=True)
@@ -74,13 +78,28 @@ def token_lines(
         else:
             cols = np.array([index])
     open_pairs = ~blocked[np.ix_(rows, cols)]
-    lines, candidates = [], 0
+    found, candidates, strong = [np.zeros((4, 0))], 0, 0  # rows: head, query, key, strength
     for i in heads:
         strength = weights_colours(weights[i], weights_range)[np.ix_(rows, cols)]
         candidates += int(open_pairs.sum())
-        keep = open_pairs & (strength >= threshold) & (strength > 0)
-        for a, b in np.argwhere(keep):
-            j, k = int(rows[a]), int(cols[b])
-            lines.append(Line(i, j, k, float(weights[i, j, k]), float(strength[a, b])))
-    lines.sort(key=lambda line: line.strength)
+        a, b = np.nonzero(open_pairs & (strength >= threshold) & (strength > 0))
+        strong += a.size
+        found.append(_strongest(np.stack([np.full(a.size, i), rows[a], cols[b], strength[a, b]])))
+    kept = _strongest(np.concatenate(found, axis=1))
+    if strong > MAX_LINES:  # the strongest were kept: the weakest of them is the threshold
+        threshold = max(threshold, float(kept[3].min()))
+    kept = kept[:, np.argsort(kept[3], kind="stable")]  # weakest first
+    lines = [
+        Line(int(i), int(j), int(k), float(weights[int(i), int(j), int(k)]), float(s))
+        for i, j, k, s in kept.T
+    ]
     return LineModel(tuple(lines), heads, threshold, candidates)
+
+
+def _strongest(found: np.ndarray) -> np.ndarray:
+    """The MAX_LINES columns of `found` (head, query, key, strength) with the largest
+    strength, in their order; all of them when there are no more."""
+    if found.shape[1] <= MAX_LINES:
+        return found
+    top = np.sort(np.argpartition(found[3], found.shape[1] - MAX_LINES)[-MAX_LINES:])
+    return found[:, top]

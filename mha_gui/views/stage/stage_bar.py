@@ -15,7 +15,6 @@ from PySide6.QtGui import (
     QIcon,
     QKeyEvent,
     QKeySequence,
-    QPainter,
     QPalette,
     QPixmap,
     QShortcut,
@@ -40,6 +39,7 @@ from PySide6.QtWidgets import (
 from mha_gui import theme
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.settings.display_options import bind_display
+from mha_gui.views.widgets.drawing_widget import guarded_paint
 from mha_gui.views.widgets.flow_layout import FlowLayout
 from mha_gui.views.widgets.token_list_model import TokenListModel
 
@@ -110,14 +110,14 @@ class ElidedLabel(QLabel):
         return QSize(fm.horizontalAdvance(self.text()) + 4, fm.height())
 
     def paintEvent(self, event) -> None:
-        painter = QPainter(self)
-        rect = self.contentsRect()
-        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
-        painter.setPen(self.palette().color(self.foregroundRole()))
-        painter.drawText(
-            rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text
-        )
-        painter.end()
+        with guarded_paint(self) as painter:
+            rect = self.contentsRect()
+            width = rect.width()
+            text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
+            painter.setPen(self.palette().color(self.foregroundRole()))
+            painter.drawText(
+                rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text
+            )
 
 
 def _swatch(colour: str) -> QIcon:

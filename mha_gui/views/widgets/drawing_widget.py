@@ -13,11 +13,18 @@ again, an expose on the same turn) rebuilds it first — a stale drawing could n
 token or a head the layer no longer has. A drawing that cannot be made or painted never
 raises out of the widget: the widget shows "cannot draw this: <reason>" instead and
 reports the exception once (logging, which prints to stderr when nothing else is set up).
+
+Every other custom paintEvent of the views paints through `guarded_paint(widget)` the
+same way: a painter that always ends with its saved states restored, and instead of an
+exception escaping the paint (Qt would then warn "endPaint() called with active
+painter" on every later paint) the plain placeholder, reported once.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import QPointF, QSize, Qt, QTimer, Signal
@@ -61,6 +68,52 @@ def failure_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
 
 
+def paint_placeholder(painter, rect, text: str, colour) -> None:
+    """Plain text, nothing that could fail in turn (no rich text, no figure code)."""
+    painter.setFont(make_font(PLACEHOLDER_PX))
+    painter.setPen(colour)
+    flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+    painter.drawText(rect.adjusted(12, 12, -12, -12), flags, text)
+
+
+def report_failure(widget: QWidget, exc: Exception) -> str:
+    """The text "cannot draw this: <reason>" for `widget`, logged the first time it comes
+    (again only after a paint that worked: `clear_failure`), not on every repaint."""
+    text = f"cannot draw this: {failure_text(exc)}"
+    if getattr(widget, "_paint_failure", None) != text:
+        widget._paint_failure = text
+        name = widget.objectName() or type(widget).__name__
+        log.error("%s: %s", name, text, exc_info=exc)
+    return text
+
+
+def clear_failure(widget: QWidget) -> None:
+    widget._paint_failure = None
+
+
+@contextmanager
+def guarded_paint(widget: QWidget, background=None) -> Iterator:
+    """`with guarded_paint(self) as painter:` in a paintEvent: the painter on `widget`,
+    its state saved and restored and the painter ended whichever way the block is left;
+    an exception in the block is not raised out of the paint: the widget is cleared
+    (to `background`, default its window colour) and shows "cannot draw this: <reason>",
+    reported once."""
+    from mha_gui.export.painter import painter_on
+
+    with painter_on(widget) as painter:
+        try:
+            with saved(painter):
+                yield painter
+        except Exception as exc:  # a paint never raises: the placeholder instead
+            text = report_failure(widget, exc)
+            pal = widget.palette()
+            fill = background if background is not None else pal.color(pal.ColorRole.Window)
+            painter.fillRect(widget.rect(), fill)
+            paint_placeholder(painter, widget.rect(), text, pal.color(pal.ColorRole.WindowText))
+        else:
+            clear_failure(widget)
+
+
 class DrawingWidget(QWidget):
     """Paints `self.drawing` centred and scaled to the widget (never above `max_scale`)."""
 
@@ -73,7 +126,6 @@ class DrawingWidget(QWidget):
         self.document = document
         self.drawing = None
         self.failure: str | None = None  # why the drawing could not be made or painted
-        self._reported: str | None = None  # the failure already reported (once each)
         self._dirty = True  # the drawing (if any) is older than the document
         self.theme_name = "light"
         self.colormap = theme.DEFAULT_COLORMAP
@@ -190,7 +242,8 @@ class DrawingWidget(QWidget):
                     self._failed(exc)
                     painter.fillRect(self.rect(), background)
                 else:
-                    self.failure = self._reported = None
+                    self.failure = None
+                    clear_failure(self)
             if self.failure is not None:
                 self._paint_placeholder(painter)
 
@@ -198,19 +251,13 @@ class DrawingWidget(QWidget):
         return f"cannot draw this: {self.failure}"
 
     def _paint_placeholder(self, painter) -> None:
-        """Plain text, nothing that could fail in turn (no rich text, no figure code)."""
-        painter.setFont(make_font(PLACEHOLDER_PX))
-        painter.setPen(qcolor(theme.palette(self.theme_name).muted))
-        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
-        painter.drawText(self.rect().adjusted(12, 12, -12, -12), flags, self.placeholder_text())
+        colour = qcolor(theme.palette(self.theme_name).muted)
+        paint_placeholder(painter, self.rect(), self.placeholder_text(), colour)
 
     def _failed(self, exc: Exception) -> None:
         """Remember why, and report it the first time (not on every repaint)."""
         self.failure = failure_text(exc)
-        if self.failure != self._reported:
-            self._reported = self.failure
-            name = self.objectName() or type(self).__name__
-            log.error("%s: %s", name, self.placeholder_text(), exc_info=exc)
+        report_failure(self, exc)
 
     def sizeHint(self) -> QSize:
         if self.drawing is None:

@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle
 
 from mha_gui import theme
+from mha_gui.export.painter import saved
 
 _system_palette: QPalette | None = None
 _base_point_size: float | None = None
@@ -45,13 +46,12 @@ class _VisibleIndicators(QProxyStyle):
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
         if element in self._FRAMED:
-            painter.save()
-            colour = option.palette.color(QPalette.ColorRole.PlaceholderText)
-            colour.setAlpha(255)
-            painter.setPen(QPen(colour, 1))
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
-            painter.restore()
+            with saved(painter):
+                colour = option.palette.color(QPalette.ColorRole.PlaceholderText)
+                colour.setAlpha(255)
+                painter.setPen(QPen(colour, 1))
+                painter.setBrush(Qt.BrushStyle.NoBrush)
+                painter.drawRect(option.rect.adjusted(0, 0, -1, -1))
 
 
 def _outline_indicators(app) -> None:

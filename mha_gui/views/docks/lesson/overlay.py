@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDockWidget, QGraphicsRectItem, QWidget
 
 from mha_gui.engine.lessons.conditions import CELL_KINDS, cell_position, token_position
 from mha_gui.engine.lessons.format import Point
+from mha_gui.views.widgets.drawing_widget import guarded_paint
 
 ACCENT = "#e65100"  # orange: distinct from the query outline and every colour map
 CALLOUT_BG = "#fff3e0"
@@ -196,17 +197,16 @@ class PointerOverlay(QWidget):
         return False
 
     def paintEvent(self, _event) -> None:
-        painter = QPainter(self)
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        pen = QPen(QColor(ACCENT))
-        pen.setWidthF(3.0)
-        painter.setPen(pen)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        for rect in self._frames:
-            painter.drawRoundedRect(QRectF(rect), 6, 6)
-        if self._callout_at is not None and self.point.callout:
-            self._paint_callout(painter, self._callout_at, self.point.callout)
-        painter.end()
+        with guarded_paint(self, Qt.GlobalColor.transparent) as painter:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            pen = QPen(QColor(ACCENT))
+            pen.setWidthF(3.0)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for rect in self._frames:
+                painter.drawRoundedRect(QRectF(rect), 6, 6)
+            if self._callout_at is not None and self.point.callout:
+                self._paint_callout(painter, self._callout_at, self.point.callout)
 
     def _paint_callout(self, painter: QPainter, at: QPoint, text: str) -> None:
         font = QFont(self.font())

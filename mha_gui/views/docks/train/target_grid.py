@@ -10,8 +10,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from mha_gui import theme
-from mha_gui.export.painter import painter_on
 from mha_gui.export.training_gif import paint_grid
+from mha_gui.views.widgets.drawing_widget import guarded_paint
 
 
 class TargetGrid(QWidget):
@@ -61,7 +61,7 @@ class TargetGrid(QWidget):
 
     def paintEvent(self, event):
         pal = theme.palette(self.theme_name)
-        with painter_on(self) as p:
+        with guarded_paint(self, QColor(pal.background)) as p:
             p.fillRect(self.rect(), QColor(pal.background))
             self._grid = paint_grid(
                 p,
