@@ -12,8 +12,10 @@ painter or worse). Modal dialogs would block forever offscreen: they answer at o
 (Cancel, or now and then Discard, a file in the run's own folder, a number).
 
     python -m tests.views.random_user --preset toy --seed 3 --actions 300 [--log FILE]
+                                      [--suite-limits]
 
-prints one JSON line: {"preset", "seed", "actions", "seconds", "failures", "notes"};
+prints one JSON line: {"preset", "seed", "actions", "seconds", "failures", "notes",
+"kinds" (how often each kind of action was done), "peak_rss_mb"};
 the exit status is 1 when something failed. tests/views/test_random_user.py runs it in
 the suite, benchmarks/soak.py for tens of thousands of actions.
 """
@@ -73,6 +75,10 @@ TYPED = (
     "💥",
 )
 BIG_SETTLE_S = 600.0  # a stuck window (nothing settles this long) is a failure, not a hang
+# "A dimension at its maximum" in the suite (--suite-limits): what stays interactive on a
+# busy machine. At the true limits one n = 4096 edit of causal-6x16 takes 10–70 s (a
+# 4096×4096 weights panel per head, token lines, statistics): the soak uses those.
+SUITE_LIMITS = {"n": 96, "d_model": 96, "h": 12, "h_kv": 12, "d_k": 96, "d_v": 96}
 
 
 def type_into(widget, text: str) -> None:
@@ -226,14 +232,18 @@ class Answers:
 class RandomUser:
     """Picks and performs one user action at a time on `window` (see ACTIONS)."""
 
-    def __init__(self, window, rng: random.Random, recorder: Recorder, clipboard_folder):
+    def __init__(
+        self, window, rng: random.Random, recorder: Recorder, clipboard_folder, limits=None
+    ):
         self.window, self.rng, self.recorder = window, rng, recorder
+        self.limits = limits or {}  # the "maximum" of a dimension, where not the spin's own
+        self.kinds: dict[str, int] = {}  # how often each kind of action was done
         self.document = window.document
         self.folder = clipboard_folder
         self.actions = [
             (12, self.menu_action),
             (10, self.config_spin),
-            (1, self.config_limit),
+            (2, self.config_limit),
             (5, self.config_switch),
             (3, self.config_text),
             (16, self.type_in_cell),
@@ -249,10 +259,11 @@ class RandomUser:
             (8, self.undo_redo),
             (6, self.toggle_dock),
             (12, self.dock_control),
+            (4, self.learning_dock),
             (3, self.mouse_in_dock),
             (3, self.tool_window),
             (2, self.resize_window),
-            (1, self.grab),
+            (2, self.grab),
         ]
         self.weights = [w for w, _ in self.actions]
         self.faults: list = []  # deliberate faults first (the harness's own test)
@@ -286,6 +297,7 @@ class RandomUser:
         if dialog is not None:
             return self.in_dialog(dialog)
         (act,) = self.rng.choices([a for _, a in self.actions], self.weights)
+        self.kinds[act.__name__] = self.kinds.get(act.__name__, 0) + 1
         return act()
 
     def _modal_dialog(self):
@@ -442,8 +454,9 @@ class RandomUser:
         spin = panel.spins[key]
         stack = self.document.undo_stack
         before = stack.index()
-        spin.setValue(spin.maximum())
-        yield f"config.{key} ← {spin.maximum()} (its maximum)"
+        top = min(spin.maximum(), self.limits.get(key, spin.maximum()))
+        spin.setValue(top)
+        yield f"config.{key} ← {top} (its maximum{'' if top == spin.maximum() else ' here'})"
         if stack.index() != before:
             stack.undo()
             yield "undo the maximum"
@@ -636,6 +649,17 @@ class RandomUser:
         else:
             name = self._pick(shown)
         control = self._pick(self._controls(self.window.docks[name]))
+        if control is None:
+            return f"dock.{name}: no control"
+        return f"dock.{name}: " + self.operate(control)
+
+    def learning_dock(self) -> str:
+        """The lessons, training and exercise docks' own controls (play a lesson, train,
+        check an answer), raised first: the controls a class uses most."""
+        name = self._pick(n for n in ("lesson", "train", "exercise") if n in self.window.docks)
+        if name is None:
+            return "no lesson or training dock"
+        control = self._pick(self._controls(self._dock(name)))
         if control is None:
             return f"dock.{name}: no control"
         return f"dock.{name}: " + self.operate(control)
@@ -848,7 +872,20 @@ class Run:
         self.app.quit()
 
 
-def run(preset: str, seed: int, actions: int, log_path: str | None = None, inject=()) -> dict:
+def peak_rss_mb() -> float:
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # Linux: kB
+
+
+def run(
+    preset: str,
+    seed: int,
+    actions: int,
+    log_path: str | None = None,
+    inject=(),
+    limits: dict | None = None,
+) -> dict:
     from PySide6.QtCore import QEvent, QSettings
     from PySide6.QtWidgets import QApplication
 
@@ -869,7 +906,7 @@ def run(preset: str, seed: int, actions: int, log_path: str | None = None, injec
     window = create_main_window(preset)
     window.resize(1280, 720)
     window.show()
-    user = RandomUser(window, rng, recorder, folder)
+    user = RandomUser(window, rng, recorder, folder, limits)
     user.inject(list(inject))
     log = open(log_path, "a", encoding="utf-8") if log_path else None  # noqa: SIM115
     start = time.monotonic()
@@ -882,6 +919,7 @@ def run(preset: str, seed: int, actions: int, log_path: str | None = None, injec
     recorder.index, recorder.action = loop.done, "deleting the window"
     window.deleteLater()
     app.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    kinds = dict(user.kinds)
     del window, user, loop.window, loop.user
     gc.collect()
     app.processEvents()
@@ -896,11 +934,19 @@ def run(preset: str, seed: int, actions: int, log_path: str | None = None, injec
         "failures": recorder.failures,
         "counts": recorder.counts,
         "notes": recorder.notes,
+        "kinds": kinds,
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
 def run_in_subprocess(
-    preset: str, seed: int, actions: int, log_path: str, timeout: float = 3600.0, inject=""
+    preset: str,
+    seed: int,
+    actions: int,
+    log_path: str,
+    timeout: float = 3600.0,
+    inject="",
+    suite_limits: bool = False,
 ) -> dict:
     """One run in a child process (a crash then fails the run, not the caller): its
     result, or for a child that died a result whose failure says how, with the last
@@ -912,6 +958,7 @@ def run_in_subprocess(
     command = [sys.executable, "-m", "tests.views.random_user", "--preset", preset]
     command += ["--seed", str(seed), "--actions", str(actions), "--log", log_path]
     command += ["--inject", inject] if inject else []
+    command += ["--suite-limits"] if suite_limits else []
     start = time.monotonic()
     try:
         done = subprocess.run(
@@ -979,6 +1026,11 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--inject", default="", help="faults to begin with: exception,painter,crash (a self-test)"
     )
+    parser.add_argument(
+        "--suite-limits",
+        action="store_true",
+        help="a dimension's 'maximum' is SUITE_LIMITS' (what stays interactive), not its own",
+    )
     args = parser.parse_args(argv)
     faulthandler.enable(all_threads=True)
     if hasattr(faulthandler, "register"):  # `kill -USR1 PID`: where a stuck run is
@@ -986,7 +1038,8 @@ def main(argv=None) -> int:
 
         faulthandler.register(signal.SIGUSR1, all_threads=True)
     faults = [name for name in args.inject.split(",") if name]
-    result = run(args.preset, args.seed, args.actions, args.log, faults)
+    limits = SUITE_LIMITS if args.suite_limits else None
+    result = run(args.preset, args.seed, args.actions, args.log, faults, limits)
     print(json.dumps(result), flush=True)
     return 1 if result["failures"] else 0
 
