@@ -820,7 +820,8 @@ class Run:
             self.acting = False
         self.recorder.action = text
         if self.log is not None:
-            self.log.write(f"{self.done}: {text}  [{time.monotonic() - self.began:.2f} s]\n")
+            at = time.monotonic() - self.began
+            self.log.write(f"{self.done}: {text}  [{at:.2f} s, peak {peak_rss_mb():.0f} MB]\n")
             self.log.flush()
         self.done += 1
         self.since = time.monotonic()
@@ -960,15 +961,25 @@ def run_in_subprocess(
     command += ["--inject", inject] if inject else []
     command += ["--suite-limits"] if suite_limits else []
     start = time.monotonic()
-    try:
-        done = subprocess.run(
-            command, cwd=root, env=env, capture_output=True, text=True, timeout=timeout
-        )
-        code, out, err = done.returncode, done.stdout, done.stderr
-    except subprocess.TimeoutExpired as exc:
-        code, out, err = "timeout", exc.stdout or "", exc.stderr or ""
-        out, err = (t.decode() if isinstance(t, bytes) else t for t in (out, err))
-    Path(log_path + ".stderr").write_text(err, encoding="utf-8")  # beside the action log
+    # stderr goes straight to a file beside the action log: failures are said there as
+    # they happen (a long soak can be read while it runs, or after it was stopped)
+    err_path = Path(log_path + ".stderr")
+    with open(err_path, "w", encoding="utf-8") as err_file:
+        try:
+            done = subprocess.run(
+                command,
+                cwd=root,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=err_file,
+                text=True,
+                timeout=timeout,
+            )
+            code, out = done.returncode, done.stdout
+        except subprocess.TimeoutExpired as exc:
+            code, out = "timeout", exc.stdout or ""
+            out = out.decode() if isinstance(out, bytes) else out
+    err = err_path.read_text(encoding="utf-8", errors="replace")
     lines = [line for line in out.splitlines() if line.startswith("{")]
     if lines and code in (0, 1):
         return json.loads(lines[-1])
