@@ -32,6 +32,7 @@ from mha_gui.document.commands import (
     SetTokensCommand,
     SetValuesCommand,
 )
+from mha_gui.document.later import while_turning
 from mha_gui.document.recompute import Recompute
 from mha_gui.document.saving import BackgroundSave
 from mha_gui.engine.config import Config
@@ -47,6 +48,11 @@ from mha_gui.engine.session import (
 )
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
+
+
+# Session files larger than this are read on a thread while the window turns (a 2048-token
+# layer's 63 MB: ~0.2 s); smaller ones at once.
+READ_ON_A_THREAD_BYTES = 4 * 1024 * 1024
 
 
 class Document(QObject):
@@ -142,6 +148,11 @@ class Document(QObject):
     def trace(self) -> Trace:
         """The up-to-date trace (see Recompute.trace: a large layer's may be waited for)."""
         return self.recompute.trace()
+
+    def shown_trace(self) -> Trace:
+        """The trace on screen: a large layer's last reported one, never recomputed on
+        the UI thread (see Recompute.shown_trace); a small layer's is `trace()`."""
+        return self.recompute.shown_trace()
 
     def contribution(self, head: int) -> np.ndarray:
         """C_i = Z_i W_O[i·d_v:(i+1)·d_v, :], head i's share of Y (read-only), computed
@@ -390,6 +401,10 @@ class Document(QObject):
         from a file, and kept by nobody else): it is checked again but not copied, which
         at n = 2048 spares the window a 28 MB copy."""
         fresh = session.checked() if owned else session.copy()  # refused: nothing changes
+        self._start_over(fresh, path, preset, origin)
+
+    def _start_over(self, fresh: Session, path, preset, origin) -> None:
+        """Open `fresh`, a checked session the document may keep and edit."""
         self.opened_count += 1
         self.saver.opened()
         self.model_origin = origin
@@ -401,7 +416,14 @@ class Document(QObject):
         self.fileStateChanged.emit()
 
     def open_file(self, path) -> None:
-        self.open_session(load_session(path), path=Path(path), owned=True)
+        """Open a session file (ValueError, nothing changed, if it cannot be). A large
+        file is read and checked on a thread while the window keeps painting."""
+        try:
+            large = Path(path).stat().st_size > READ_ON_A_THREAD_BYTES
+        except OSError:
+            large = False  # load_session says why
+        session = while_turning(lambda: load_session(path)) if large else load_session(path)
+        self._start_over(session, Path(path), None, None)  # load_session checked it
 
     def open_preset(self, name: str) -> None:
         self.open_session(load_preset(name), preset=name, owned=True)
