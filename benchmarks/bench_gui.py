@@ -311,6 +311,27 @@ def bench_stalls(
     return rows
 
 
+def scrubber(doc, edits: int, every_ms: int, merge_key):
+    """(start, done): `start()` makes `edits` edits of one W_Q cell, one every `every_ms`
+    from a timer (the event loop runs between them); `done()` once the last is made."""
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.setInterval(every_ms)
+    made = [0]
+
+    def step():
+        if made[0] >= edits:
+            timer.stop()
+            return
+        idx = (0, 5, 2)
+        value = float(doc.matrix("W_Q")[idx]) + (0.01 if made[0] % 2 == 0 else -0.005)
+        made[0] += 1
+        doc.set_value("W_Q", idx, value, merge_key=merge_key)
+
+    timer.timeout.connect(step)
+    return timer.start, lambda: made[0] >= edits
+
+
 def bench_scrub(app, window, dog: Watchdog, edits: int = 20, every_ms: int = 50) -> list:
     """A scrub as a user makes it: `edits` edits of one W_Q cell, `every_ms` apart (20
     edits/s, not waiting for the window to settle between them), then the autosave
@@ -329,27 +350,8 @@ def bench_scrub(app, window, dog: Watchdog, edits: int = 20, every_ms: int = 50)
     for stage in (3, 6):
         doc.set_stage(stage)
         watched(app, window, dog, lambda: None)
-        timer = QTimer()
-        timer.setTimerType(Qt.TimerType.PreciseTimer)
-        timer.setInterval(every_ms)
-        state = {"k": 0}
-
-        def step(stage=stage):
-            k = state["k"]
-            if k >= edits:
-                timer.stop()
-                return
-            state["k"] = k + 1
-            idx = (0, 5, 2)
-            value = float(doc.matrix("W_Q")[idx]) + (0.01 if k % 2 == 0 else -0.005)
-            doc.set_value("W_Q", idx, value, merge_key=("bench-scrub-20", stage))
-
-        timer.timeout.connect(step)
-        run(
-            f"scrub {edits} @ {1000 // every_ms}/s (stage {stage})",
-            timer.start,
-            until=lambda: state["k"] >= edits,
-        )
+        start, made = scrubber(doc, edits, every_ms, ("bench-scrub-20", stage))
+        run(f"scrub {edits} @ {1000 // every_ms}/s (stage {stage})", start, until=made)
     saved = {}
 
     def autosave():

@@ -49,7 +49,6 @@ from mha_gui.engine.session import (
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
 
-
 # Session files larger than this are read on a thread while the window turns (a 2048-token
 # layer's 63 MB: ~0.2 s); smaller ones at once.
 READ_ON_A_THREAD_BYTES = 4 * 1024 * 1024
