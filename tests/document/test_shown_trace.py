@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QTimer
 
 from mha_gui.document import Document
-from mha_gui.document import document as document_module
+from mha_gui.document import files as files_module
 from mha_gui.document import recompute as recompute_module
 from mha_gui.document.later import while_turning
 from mha_gui.engine.presets import random_session
@@ -88,7 +88,7 @@ def test_while_turning_raises_the_works_error_here(qapp):
 
 
 def test_a_large_file_opens_from_a_thread_as_it_would_at_once(tmp_path, qtbot, monkeypatch):
-    monkeypatch.setattr(document_module, "READ_ON_A_THREAD_BYTES", 0)
+    monkeypatch.setattr(files_module, "READ_ON_A_THREAD_BYTES", 0)
     session = random_session(seed=8, tokens=5, d_model=4, heads=2)
     path = save_session(session, tmp_path / "layer.json")
     doc = Document()
