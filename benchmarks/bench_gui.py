@@ -19,11 +19,13 @@ edits made in one event-loop turn (must be 1).
 Then a 10 ms watchdog timer on the event loop records the largest gap between its ticks
 (the worst stall a user would feel) per action on a random n = 2048, d_model 768,
 12-head layer: opening it, walking every stage, switching head and query, scrubbing a
-W_Q cell — each until everything has settled and painted. Last, `mha-gui --preset toy`
+W_Q cell — each until everything has settled and painted — then a scrub as a hand makes
+it (20 edits of one W_Q cell, 50 ms apart, never waiting for the window), the autosave
+and File ▸ Save that follow, and File ▸ Open of the file just saved. Last, `mha-gui --preset toy`
 from the command to the first painted window (a subprocess, median of 3).
 Machines are shared and noisy: the load average is printed with the numbers.
 
-    .venv/bin/python benchmarks/bench_gui.py [--quick] [--stalls-only]
+    .venv/bin/python benchmarks/bench_gui.py [--quick] [--stalls-only] [--scrub-only]
 """
 
 from __future__ import annotations
@@ -240,8 +242,11 @@ def settled(window) -> bool:
     )
 
 
-def watched(app, window, dog: Watchdog, action, timeout: float = 120.0) -> tuple[float, float]:
-    """(worst stall, seconds until settled and painted) of one action."""
+def watched(
+    app, window, dog: Watchdog, action, timeout: float = 120.0, until=None
+) -> tuple[float, float]:
+    """(worst stall, seconds until settled and painted) of one action; `until()`, if
+    given, must hold too (the scrub's last edit made, a save written)."""
     dog.reset()
     t0 = time.perf_counter()
     action()
@@ -250,15 +255,25 @@ def watched(app, window, dog: Watchdog, action, timeout: float = 120.0) -> tuple
     while time.perf_counter() < deadline and quiet < 3:
         # waits for the next event (the watchdog ticks every 10 ms): no busy loop
         app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
-        quiet = quiet + 1 if settled(window) else 0
+        done = settled(window) and (until is None or until())
+        quiet = quiet + 1 if done else 0
     app.processEvents()
     return dog.worst, time.perf_counter() - t0
 
 
-def bench_stalls(app, window, quick: bool) -> list[tuple[str, float, float]]:
+def bench_stalls(
+    app, window, quick: bool, scrub_only: bool = False
+) -> list[tuple[str, float, float]]:
     from mha_gui.engine.presets import random_session
 
     doc = window.document
+    if scrub_only:  # the layer, then the scrub, the saves and the open only
+        dog = Watchdog()
+        session = random_session(seed=3, tokens=2048, d_model=768, heads=12)
+        watched(app, window, dog, lambda: doc.open_session(session, owned=True))
+        rows = bench_scrub(app, window, dog)
+        dog.timer.stop()
+        return rows
     dog = Watchdog()
     rows = []
 
@@ -291,7 +306,74 @@ def bench_stalls(app, window, quick: bool) -> list[tuple[str, float, float]]:
                 f"W_Q scrub (stage {stage})",
                 lambda i=idx, v=value, m=key: doc.set_value("W_Q", i, v, merge_key=m),
             )
+    rows += bench_scrub(app, window, dog)
     dog.timer.stop()
+    return rows
+
+
+def scrubber(doc, edits: int, every_ms: int, merge_key):
+    """(start, done): `start()` makes `edits` edits of one W_Q cell, one every `every_ms`
+    from a timer (the event loop runs between them); `done()` once the last is made."""
+    timer = QTimer()
+    timer.setTimerType(Qt.TimerType.PreciseTimer)
+    timer.setInterval(every_ms)
+    made = [0]
+
+    def step():
+        if made[0] >= edits:
+            timer.stop()
+            return
+        idx = (0, 5, 2)
+        value = float(doc.matrix("W_Q")[idx]) + (0.01 if made[0] % 2 == 0 else -0.005)
+        made[0] += 1
+        doc.set_value("W_Q", idx, value, merge_key=merge_key)
+
+    timer.timeout.connect(step)
+    return timer.start, lambda: made[0] >= edits
+
+
+def bench_scrub(app, window, dog: Watchdog, edits: int = 20, every_ms: int = 50) -> list:
+    """A scrub as a user makes it: `edits` edits of one W_Q cell, `every_ms` apart (20
+    edits/s, not waiting for the window to settle between them), then the autosave
+    that follows (its timer fired at once) and File ▸ Save to a file, then File ▸ Open
+    of that file — each watched until settled. The layer is the one open (n = 2048)."""
+    doc = window.document
+    rows = []
+    folder = tempfile.mkdtemp(prefix="mha-gui-bench-files-")
+    path = os.path.join(folder, "layer-2048.json")
+
+    def run(name, action, until=None):
+        worst, took = watched(app, window, dog, action, until=until)
+        rows.append((name, worst, took))
+        print(f"n=2048 {name:28s} worst stall {fmt(worst)} ms   settled in {fmt(took)} ms")
+
+    for stage in (3, 6):
+        doc.set_stage(stage)
+        watched(app, window, dog, lambda: None)
+        start, made = scrubber(doc, edits, every_ms, ("bench-scrub-20", stage))
+        run(f"scrub {edits} @ {1000 // every_ms}/s (stage {stage})", start, until=made)
+    saved = {}
+
+    def autosave():
+        saved["autosave"] = time.perf_counter()
+        future = window.autosave_in_background()  # what the autosave timer calls
+        future.add_done_callback(lambda _f: saved.setdefault("autosaved", time.perf_counter()))
+        saved["future"] = future
+
+    run("autosave after the scrub", autosave, until=lambda: saved["future"].done())
+    saved["future"].result()
+    print(f"       autosave written (wall): {fmt(saved['autosaved'] - saved['autosave'])} ms")
+    doc.saveFinished.connect(lambda *_: saved.setdefault("saved", time.perf_counter()))
+
+    def save():
+        saved["save"] = time.perf_counter()
+        window._save_to(path)  # File ▸ Save As to `path`, as the menu's action does
+
+    run("File ▸ Save", save, until=lambda: "saved" in saved)
+    print(f"       File ▸ Save on disk (wall): {fmt(saved['saved'] - saved['save'])} ms")
+    t1 = time.perf_counter()
+    run("File ▸ Open (from the file)", lambda: window.open_path(path, ask=False))
+    print(f"       opened and settled (wall): {fmt(time.perf_counter() - t1)} ms")
     return rows
 
 
@@ -334,7 +416,8 @@ def bench_startup(reps: int = 3) -> list[float]:
 
 def main() -> int:
     quick = "--quick" in sys.argv
-    stalls_only = "--stalls-only" in sys.argv
+    scrub_only = "--scrub-only" in sys.argv
+    stalls_only = scrub_only or "--stalls-only" in sys.argv
     folder = tempfile.mkdtemp(prefix="mha-gui-bench-")
     for fmt_ in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
         QSettings.setPath(fmt_, QSettings.Scope.UserScope, folder)
@@ -385,8 +468,8 @@ def main() -> int:
     for line in bursts:
         print(line)
     print()
-    stalls = bench_stalls(app, window, quick)
-    startup = bench_startup(1 if quick else 3)
+    stalls = bench_stalls(app, window, quick, scrub_only)
+    startup = [] if scrub_only else bench_startup(1 if quick else 3)
     print()
     print("| n = 2048, d_model 768, 12 heads | worst event-loop stall (ms) | settled (ms) |")
     print("|---|---:|---:|")

@@ -9,9 +9,10 @@ shape, config, tokens, mask, view), only when something really changed. Recomput
 is coalesced: any number of edits in one event-loop turn cost one incremental refresh
 and one `traceChanged`.
 
-The document is assembled from two parts it owns, each given what it needs:
-`self.recompute` (recompute.py: the incremental trace, on a worker for large layers)
-and `self.saver` (saving.py: background File ▸ Save and shared snapshots).
+The document is assembled from three parts it owns, each given what it needs:
+`self.recompute` (recompute.py: the incremental trace, on a worker for large layers),
+`self.saver` (saving.py: background File ▸ Save and shared snapshots) and `self.files`
+(files.py: opening sessions, files and presets; where a save writes).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from mha_gui.document.commands import (
     SetTokensCommand,
     SetValuesCommand,
 )
+from mha_gui.document.files import Files
 from mha_gui.document.recompute import Recompute
 from mha_gui.document.saving import BackgroundSave
 from mha_gui.engine.config import Config
@@ -41,7 +43,6 @@ from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
 from mha_gui.engine.session import (
     Session,
     ViewState,
-    load_session,
     same_array,
     validate_tokens,
 )
@@ -97,8 +98,9 @@ class Document(QObject):
         self.opened_count = 0
         self.undo_stack = QUndoStack(self)
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
+        self.files = Files(self)
         self.saver = BackgroundSave(
-            self, lambda: self.session, adopt=self._saved_as, finished=self.saveFinished.emit
+            self, lambda: self.session, adopt=self.files.saved_as, finished=self.saveFinished.emit
         )
         self.recompute = Recompute(
             self,
@@ -142,6 +144,11 @@ class Document(QObject):
     def trace(self) -> Trace:
         """The up-to-date trace (see Recompute.trace: a large layer's may be waited for)."""
         return self.recompute.trace()
+
+    def shown_trace(self) -> Trace:
+        """The trace on screen: a large layer's last reported one, never recomputed on
+        the UI thread (see Recompute.shown_trace); a small layer's is `trace()`."""
+        return self.recompute.shown_trace()
 
     def contribution(self, head: int) -> np.ndarray:
         """C_i = Z_i W_O[i·d_v:(i+1)·d_v, :], head i's share of Y (read-only), computed
@@ -375,66 +382,26 @@ class Document(QObject):
             self.viewChanged.emit()
 
     # ------------------------------------------------------------------ files -------
+    # the files part's (files.py), under the names the window uses
     def open_session(
-        self,
-        session: Session,
-        path: Path | None = None,
-        preset: str | None = None,
-        origin=None,
-        *,
-        owned: bool = False,
+        self, session: Session, path=None, preset=None, origin=None, *, owned: bool = False
     ) -> None:
-        """Start over on another session: a new file, so the undo history is cleared.
-        `origin`: the ModelOrigin of a real model's layer (File ▸ Open model…).
-        `owned=True`: the caller hands `session` over (made for this call, e.g. just read
-        from a file, and kept by nobody else): it is checked again but not copied, which
-        at n = 2048 spares the window a 28 MB copy."""
-        fresh = session.checked() if owned else session.copy()  # refused: nothing changes
-        self.opened_count += 1
-        self.saver.opened()
-        self.model_origin = origin
-        self.undo_stack.clear()
-        self.replace_session(fresh)
-        self.path = Path(path) if path is not None else None
-        self.preset_name = preset
-        self.undo_stack.setClean()
-        self.fileStateChanged.emit()
+        self.files.open_session(session, path, preset, origin, owned=owned)
 
     def open_file(self, path) -> None:
-        self.open_session(load_session(path), path=Path(path), owned=True)
+        self.files.open_file(path)  # a large file is read on a thread
 
     def open_preset(self, name: str) -> None:
-        self.open_session(load_preset(name), preset=name, owned=True)
+        self.files.open_preset(name)
 
     def save_target(self, path=None) -> Path:
-        """Where a save writes: `path`, or the session's own file."""
-        target = Path(path) if path is not None else self.path
-        if target is None:
-            raise ValueError("no file name: use Save As")
-        return target
+        return self.files.save_target(path)
 
     def save(self, path=None) -> Path:
-        """Write the session to `path` (default: its file) now; returns the path."""
-        target = self.save_target(path)
-        self.saver.save(target)
-        return target
-
-    def _saved_as(self, target: Path, clean: bool) -> None:
-        """The file on disk is the document's now (clean: with its current numbers)."""
-        self.path = target
-        self.preset_name = None
-        if clean:
-            self.undo_stack.setClean()
-        self.fileStateChanged.emit()
+        return self.files.save(path)  # now
 
     def start_save(self, path=None) -> Path:
-        """Write the session to `path` (default: its file) on the writer thread; returns
-        the path. `saveFinished(path, error)` comes when it is on disk; the document then
-        counts as saved only if its numbers are still those written. Raises ValueError at
-        once if there is no file name."""
-        target = self.save_target(path)
-        self.saver.start(target)
-        return target
+        return self.files.start_save(path)  # on the writer thread: saveFinished when done
 
     # the saver's, under the names the window and autosave use (see BackgroundSave)
     def wait_for_saves(self) -> None:

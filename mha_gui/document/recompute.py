@@ -121,6 +121,11 @@ class Recompute:
         self._job: _Job | None = None
         self._requests: list[tuple] = []  # run_off_thread calls waiting for the worker
         self._private: Session | None = None  # the worker's own copy (_worker_session)
+        # parameters edited since the worker's copy was last brought up to date (None: any)
+        self._unsynced: set[str] | None = None
+        # a result is being handed to the views (a report, a view's preparation): the
+        # trace they read is the one it was made of, even if edits are waiting
+        self._delivering = False
         self._sharing = False  # the running recompute reads the document's own arrays
         if self.asynchronous:
             self._changed_heads = EVERYTHING
@@ -135,6 +140,8 @@ class Recompute:
         """Numbers of parameter `name` changed (for one head or K/V group, or EVERYTHING);
         `contributions`: the heads whose block of W_O changed."""
         self._engine_call("mark", name, head)
+        if self._unsynced is not None:
+            self._unsynced.add(name)
         self._changed_contributions |= set(contributions)
 
     def switched(self, session: Session) -> None:
@@ -147,6 +154,7 @@ class Recompute:
         recomputed."""
         self._engine_call("reset", session)
         self._changed_heads = EVERYTHING
+        self._unsynced = None  # other numbers, maybe: the worker's copy is redone whole
 
     @property
     def pending(self) -> bool:
@@ -178,6 +186,7 @@ class Recompute:
             self._sharing = False
             if reusable:
                 self._private = shared
+                self._unsynced = set()  # its numbers are the document's before this edit
         elif not self.busy:
             self.engine.session = self._session()
 
@@ -197,9 +206,26 @@ class Recompute:
         if self.busy:
             self._idle.wait()
             self._job_done(job)  # its queued signal, arriving later, is ignored
+        if self._delivering and self.asynchronous and not self.engine.starts_over:
+            # a view handling a report or its prepared images: the trace they were made
+            # of (the edits waiting are recomputed on the worker next, not here)
+            return self.engine.trace
         if self.engine.is_dirty:
             self._refresh()
             self._flush_later.schedule()  # the report still comes, from the next turn's flush
+        return self.engine.trace
+
+    def shown_trace(self) -> Trace:
+        """The trace the views show: for a large layer the last one reported, even when
+        edits made since are waiting to be recomputed (never refreshed here on the UI
+        thread: the views show the last consistent trace until `traceChanged` brings the
+        next). Only while a recompute is writing it does this wait, as `trace()` does;
+        views check `computing` first. A small layer's is `trace()` (cheap, exact)."""
+        if not self.asynchronous:
+            return self.trace()
+        if self.busy and self._recomputing(self._job):
+            self._idle.wait()
+            self._job_done(self._job)
         return self.engine.trace
 
     def contribution(self, head: int) -> np.ndarray:
@@ -296,7 +322,8 @@ class Recompute:
             self._sharing = True
             return s
         p.config = s.config  # same shapes: a switch (causal, ablation…) reuses the arrays
-        return s.copy_into(p)
+        names, self._unsynced = self._unsynced, set()
+        return s.copy_into(p, names)  # only the parameters edited since the last copy
 
     def _start(self, work, done) -> None:
         self.busy = True
@@ -322,7 +349,8 @@ class Recompute:
             if error is not None:
                 self._on_failure(str(error))
             else:
-                done(value)
+                with self._delivery():
+                    done(value)
             self._apply_queued()
             self._on_busy(False)
             self._next_job()
@@ -352,14 +380,28 @@ class Recompute:
             self._on_failure(str(error))
         else:
             self._account(heads)
-            self._report()
+            if not self.engine.starts_over:
+                self._report()
+            # else: a session opened (or reshaped) meanwhile: this trace is not of its
+            # numbers, nor maybe of its shapes; the next job's report says EVERYTHING
         self._on_busy(False)
         self._next_job()
 
     def _report(self) -> None:
         heads, self._changed_heads = self._changed_heads, set()
         contributions, self._changed_contributions = self._changed_contributions, set()
-        self._on_change(EVERYTHING if heads is EVERYTHING else TraceChange(heads, contributions))
+        with self._delivery():
+            self._on_change(
+                EVERYTHING if heads is EVERYTHING else TraceChange(heads, contributions)
+            )
+
+    @contextlib.contextmanager
+    def _delivery(self):
+        outer, self._delivering = self._delivering, True
+        try:
+            yield
+        finally:
+            self._delivering = outer
 
 
 def _give(engine: IncrementalTrace, item: tuple) -> None:

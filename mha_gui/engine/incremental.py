@@ -92,6 +92,11 @@ class IncrementalTrace:
             self._dirty[name] = current
 
     @property
+    def starts_over(self) -> bool:
+        """Will the next refresh recompute everything (a reset, a config change)?"""
+        return self._full or self.trace is None or not self._fits()
+
+    @property
     def is_dirty(self) -> bool:
         return self._full or bool(self._dirty) or self._switched
 

@@ -259,3 +259,15 @@ def test_a_checked_session_shares_float64_numbers_and_refuses_bad_ones():
     again = s.checked()
     assert again.params.X.flags.writeable and not np.shares_memory(again.params.X, s.params.X)
     assert np.shares_memory(again.params.W_Q, s.params.W_Q)
+
+
+def test_copy_into_copies_every_matrix_or_only_those_named():
+    from mha_gui.engine.presets import random_session
+
+    source = random_session(seed=1, tokens=5, d_model=4, heads=2)
+    target = random_session(seed=2, tokens=5, d_model=4, heads=2)
+    source.copy_into(target, {"W_Q"})
+    np.testing.assert_array_equal(target.params.W_Q, source.params.W_Q)
+    assert not np.array_equal(target.params.X, source.params.X)  # not named: left alone
+    source.copy_into(target)
+    assert target.same_contents(source)

@@ -245,7 +245,7 @@ class QueryStrip(QWidget):
         doc = self.document
         if not self.panels:
             return
-        c, t, view = doc.config, doc.trace(), doc.view
+        c, t, view = doc.config, doc.shown_trace(), doc.view
         self._rendered_at = doc.recompute_count
         i, j, g = view.head, view.query, c.kv_group(view.head)
         pal = self.options.palette
