@@ -40,7 +40,7 @@ from mha_gui.engine.exercises import check_answer, shown_tolerance
 from mha_gui.engine.lessons import Lesson, LessonError, check_lesson, evaluate, load_lesson
 from mha_gui.engine.lessons.check import open_source, query_position, situation
 from mha_gui.engine.lessons.conditions import cell_value
-from mha_gui.engine.lessons.format import Source, Step
+from mha_gui.engine.lessons.lesson import Source, Step
 from mha_gui.engine.lessons.markup import to_html, to_plain
 from mha_gui.engine.numbers import num
 from mha_gui.engine.stage_panels import describe_stage
