@@ -81,12 +81,25 @@ def paint_grid(
     if labels:
         p.setFont(font)
         p.setPen(QColor(palette.text))
+        fm = p.fontMetrics()
         for i, t in enumerate(labels[:n]):
             left = QRectF(rect.left(), grid.top() + i * cell, margin - 4, cell)
             p.drawText(left, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, str(t))
             below = QRectF(grid.left() + i * cell, grid.bottom() + 1, cell, 16)
-            p.drawText(below, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, str(t))
+            text = _column_label(fm, str(t), max(0, int(cell) - 3))
+            p.drawText(below, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, text)
     return grid
+
+
+def _column_label(fm, text: str, width: int) -> str:
+    """A column's label inside its column, so neighbours never touch: elided, or its
+    first letters where even "x…" would not fit."""
+    elided = fm.elidedText(text, Qt.TextElideMode.ElideRight, width)
+    if elided not in ("", "…"):
+        return elided
+    while text and fm.horizontalAdvance(text) > width:
+        text = text[:-1]
+    return text
 
 
 def paint_loss(

@@ -52,7 +52,7 @@ def test_save_returns_at_once_and_the_file_equals_the_document(
     target = tmp_path / "layer.json"
     dialogs.save_path = str(target)
     with qtbot.waitSignal(doc.saveFinished, timeout=10_000) as signal:
-        assert window.save() is True  # returns while the writer still waits
+        assert window.files.save() is True  # returns while the writer still waits
         assert doc.saving and doc.is_modified and not target.exists()
         assert "Saving" in window.statusBar().currentMessage()
         held.set()
@@ -60,7 +60,7 @@ def test_save_returns_at_once_and_the_file_equals_the_document(
     finished(qtbot, doc)
     assert not doc.is_modified and doc.path == target and "layer.json" in window.windowTitle()
     assert window.statusBar().currentMessage() == f"Saved {target}"
-    assert window.recent_files()[0] == str(target.resolve())
+    assert window.files.recent_files()[0] == str(target.resolve())
     back = load_session(target)
     assert back.tokens == doc.tokens and back.config == doc.config
     for name, array in doc.snapshot().params.as_dict().items():
@@ -73,7 +73,7 @@ def test_an_edit_during_the_write_keeps_the_document_modified(
     doc = window.document
     doc.set_value("X", (0, 0), 1.5)
     dialogs.save_path = str(tmp_path / "early.json")
-    window.save()
+    window.files.save()
     doc.set_value("X", (0, 0), 2.5, merge_key="scrub")  # while the writer waits
     doc.set_value("X", (0, 0), 3.5, merge_key="scrub")  # merged: the undo index stays
     held.set()
@@ -87,7 +87,7 @@ def test_a_failed_write_says_why_and_changes_nothing(qtbot, window, dialogs, tmp
     doc = window.document
     doc.set_value("X", (0, 0), 1.5)
     dialogs.save_path = str(tmp_path / "no such folder" / "x.json")
-    window.save()
+    window.files.save()
     finished(qtbot, doc)
     assert dialogs.kinds() == ["save", "critical"]
     assert "Cannot save session" in dialogs.calls[-1][1]
@@ -101,7 +101,7 @@ def test_saving_before_closing_waits_and_an_older_write_never_lands_last(
     target = tmp_path / "s.json"
     dialogs.save_path = str(target)
     doc.set_value("X", (0, 0), 1.5)
-    window.save()  # in the background, held
+    window.files.save()  # in the background, held
     doc.set_value("X", (0, 0), 2.5)
     threading.Timer(0.3, held.set).start()
     dialogs.answer = dialogs.answer.Save
@@ -115,5 +115,5 @@ def test_small_layers_still_save_at_once(window, dialogs, tmp_path):
     doc = window.document
     doc.set_value("X", (0, 0), 1.5)
     dialogs.save_path = str(tmp_path / "toy.json")
-    assert window.save() is True
+    assert window.files.save() is True
     assert not doc.saving and not doc.is_modified and (tmp_path / "toy.json").exists()

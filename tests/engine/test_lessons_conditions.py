@@ -1,5 +1,5 @@
 """The task-condition grammar against a straightforward evaluation: random conditions
-are written out as text, parsed by engine/lessons/conditions.py and evaluated, and
+are written out as text, parsed by engine/lessons/condition_parser.py and evaluated (conditions.py), and
 compared with the same condition computed directly in Python from the trace. Any text
 at all is either a condition or a ValueError (hypothesis), never another exception."""
 
@@ -13,13 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mha_gui.engine.lessons.conditions import (
-    Situation,
-    check_condition,
-    describe,
-    evaluate,
-    parse_condition,
-)
+from mha_gui.engine.lessons.condition_parser import parse_condition
+from mha_gui.engine.lessons.condition_syntax import describe
+from mha_gui.engine.lessons.conditions import Situation, check_condition, evaluate
 from mha_gui.engine.presets import load_preset
 from mha_gui.engine.stages import STAGE_NAMES
 

@@ -17,16 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
+from mha_gui.engine.lessons.condition_syntax import CELL_KINDS, Index
 from mha_gui.engine.lessons.conditions import (
-    CELL_KINDS,
-    Index,
     Situation,
     cell_position,
     check_condition,
     evaluate,
     token_position,
 )
-from mha_gui.engine.lessons.format import (
+from mha_gui.engine.lessons.lesson import (
     Lesson,
     LessonError,
     Problem,

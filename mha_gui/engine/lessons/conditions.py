@@ -1,337 +1,37 @@
-"""The conditions a lesson's "do" step checks, in a tiny grammar parsed here (no eval).
+"""What a lesson's task condition means, evaluated on the window's numbers (no eval).
 
-A teacher writes what the student must achieve as a sentence about the trace:
-
-    A_0[the, sat] >= 0.5                 a cell: panel symbol, [query token, key token]
-    S_1[2, 1] < 0 and not causal         indices or token texts ('quoted' if odd)
-    ablated contains 1                   query head 1 is switched off
-    config.d_k == 8 or config.h_kv == 1  the configuration
-    stage == weights                     what is on screen: stage, head, query
-    query == sat and head == 1
-    variant == GQA                       MHA, GQA or MQA
-    mask[cat, sat]                       the pair is blocked (causal or Ctrl+click)
-
-Grammar (lowest precedence first; `not` binds tighter than `and`, `and` than `or`):
-
-    expr     := and ("or" and)*
-    and      := not ("and" not)*
-    not      := "not" not | "(" expr ")" | compare
-    compare  := "ablated" "contains" INT | operand [CMP operand]
-    operand  := NUMBER | "-" NUMBER | cell | field | WORD | 'STRING' | "STRING"
-    cell     := SYMBOL "[" index "," index "]"    (X, H, Y, or Q_i K_g V_g S_i A_i Z_i C_i)
-    field    := config.NAME | stage | head | query | variant | causal | rope | bias
-    CMP      := == != < <= > >=
-
-A condition is parsed once (`parse_condition`: ValueError naming the column), checked
-against what a step shows (`check_condition`: tokens, heads and stage names that exist)
-and evaluated on a `Situation` — the session, its trace and the view — by `evaluate`.
+A condition (parsed by condition_parser.py into the tree of condition_syntax.py) is
+checked against what a step shows (`check_condition`: tokens, heads and stage names that
+exist) and evaluated on a `Situation` — the session, its trace and the view — by
+`evaluate`. `cell_value` and the position helpers also read the cells a step names for
+the lesson player and the handout.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from mha_gui.engine.lessons.condition_syntax import (
+    CELL_KINDS,
+    CONFIG_FLAGS,
+    CONFIG_NUMBERS,
+    KEYED,
+    VARIANTS,
+    Blocked,
+    BoolOp,
+    Cell,
+    Compare,
+    Contains,
+    Index,
+    Not,
+    Number,
+    Word,
+)
 from mha_gui.engine.stages import STAGE_NAMES
 
-MAX_CONDITION = 500  # characters: a sentence, not a program
-CMP_OPS = ("==", "!=", "<=", ">=", "<", ">")
-# symbol → (trace attribute, which index its subscript is: "head", "group" or None)
-CELL_KINDS = {
-    "X": (None, None),
-    "Q": ("q", "head"),
-    "K": ("k", "group"),
-    "V": ("v", "group"),
-    "S": ("scores", "head"),
-    "A": ("weights", "head"),
-    "Z": ("heads", "head"),
-    "C": ("contributions", "head"),
-    "H": ("concat", None),
-    "Y": ("output", None),
-}
-KEYED = ("S", "A")  # columns are key tokens; the others' columns are feature indices
-CONFIG_NUMBERS = ("n", "d_model", "h", "h_kv", "d_k", "d_v", "scale")
-CONFIG_FLAGS = ("causal", "rope", "bias")
-VARIANTS = ("MHA", "GQA", "MQA")
-KEYWORDS = ("and", "or", "not", "contains", "true", "false")
 
-_TOKEN = re.compile(
-    r"""\s*(?:
-      (?P<num>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)
-     |(?P<str>'[^']*'|"[^"]*")
-     |(?P<op>==|!=|<=|>=|<|>|\[|\]|\(|\)|,|-|\.)
-     |(?P<word>[^\W\d]\w*)
-    )""",
-    re.VERBOSE,
-)
-
-
-# --------------------------------------------------------------------- syntax -------
-@dataclass(frozen=True)
-class Index:
-    """One subscript of a cell: a position (int) or a token's text (str)."""
-
-    value: int | str
-    quoted: bool = False
-
-
-@dataclass(frozen=True)
-class Cell:
-    kind: str  # a key of CELL_KINDS
-    head: int | None  # the subscript of Q_i, K_g, …; None for X, H, Y
-    row: Index
-    col: Index
-
-    @property
-    def symbol(self) -> str:
-        return self.kind if self.head is None else f"{self.kind}_{self.head}"
-
-    def text(self) -> str:
-        return f"{self.symbol}[{_index_text(self.row)}, {_index_text(self.col)}]"
-
-
-@dataclass(frozen=True)
-class Number:
-    value: float
-
-
-@dataclass(frozen=True)
-class Word:
-    """A bare word or quoted text on one side of a comparison (a stage, token, variant)."""
-
-    text: str
-    quoted: bool = False
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str  # "config.d_k", "stage", "head", "query", "variant", "causal", …
-
-
-@dataclass(frozen=True)
-class Blocked:
-    row: Index
-    col: Index
-
-
-@dataclass(frozen=True)
-class Compare:
-    left: object
-    op: str | None  # None: the operand alone must be true (a flag, a mask cell)
-    right: object = None
-
-
-@dataclass(frozen=True)
-class Contains:
-    head: int
-
-
-@dataclass(frozen=True)
-class Not:
-    inner: object
-
-
-@dataclass(frozen=True)
-class BoolOp:
-    op: str  # "and" or "or"
-    parts: tuple
-
-
-def _index_text(i: Index) -> str:
-    return f"'{i.value}'" if i.quoted else str(i.value)
-
-
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out, pos = [], 0
-    while True:
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
-        if pos >= len(text):
-            break
-        m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
-            raise ValueError(f"unexpected {text[pos]!r} at column {pos + 1}")
-        kind = m.lastgroup
-        out.append((kind, m.group(kind), m.start(kind) + 1))
-        pos = m.end()
-    out.append(("end", "", len(text) + 1))
-    return out
-
-
-class _Parser:
-    def __init__(self, text: str):
-        self.items = _tokens(text)
-        self.i = 0
-
-    def peek(self, ahead: int = 0) -> tuple[str, str, int]:
-        return self.items[min(self.i + ahead, len(self.items) - 1)]
-
-    def take(self) -> tuple[str, str, int]:
-        item = self.items[self.i]
-        self.i = min(self.i + 1, len(self.items) - 1)
-        return item
-
-    def fail(self, what: str):
-        kind, value, col = self.peek()
-        found = "the end" if kind == "end" else repr(value)
-        raise ValueError(f"expected {what} at column {col}, found {found}")
-
-    def expect(self, value: str) -> None:
-        if self.peek()[1] != value or self.peek()[0] not in ("op", "word"):
-            self.fail(repr(value))
-        self.take()
-
-    def word_is(self, word: str) -> bool:
-        kind, value, _ = self.peek()
-        return kind == "word" and value == word
-
-    # expr := and ("or" and)*
-    def expr(self):
-        parts = [self.conj()]
-        while self.word_is("or"):
-            self.take()
-            parts.append(self.conj())
-        return parts[0] if len(parts) == 1 else BoolOp("or", tuple(parts))
-
-    def conj(self):
-        parts = [self.negation()]
-        while self.word_is("and"):
-            self.take()
-            parts.append(self.negation())
-        return parts[0] if len(parts) == 1 else BoolOp("and", tuple(parts))
-
-    def negation(self):
-        if self.word_is("not"):
-            self.take()
-            return Not(self.negation())
-        if self.peek()[1] == "(" and self.peek()[0] == "op":
-            self.take()
-            inner = self.expr()
-            self.expect(")")
-            return inner
-        return self.compare()
-
-    def compare(self):
-        if self.word_is("ablated"):
-            self.take()
-            if not self.word_is("contains"):
-                self.fail("'contains' after 'ablated'")
-            self.take()
-            return Contains(self.integer("a head number"))
-        left = self.operand()
-        kind, value, _ = self.peek()
-        if kind == "op" and value in CMP_OPS:
-            self.take()
-            return Compare(left, value, self.operand())
-        return Compare(left, None)
-
-    def integer(self, what: str) -> int:
-        kind, value, _ = self.peek()
-        if kind != "num" or not value.isdigit():
-            self.fail(what)
-        self.take()
-        return int(value)
-
-    def operand(self):
-        kind, value, _ = self.peek()
-        if kind == "num":
-            self.take()
-            return Number(float(value))
-        if kind == "op" and value == "-":
-            self.take()
-            if self.peek()[0] == "word" and self.peek()[1] == "inf":
-                self.take()
-                return Number(-math.inf)
-            if self.peek()[0] != "num":
-                self.fail("a number after '-'")
-            return Number(-float(self.take()[1]))
-        if kind == "str":
-            self.take()
-            return Word(value[1:-1], quoted=True)
-        if kind != "word" or value in KEYWORDS:
-            if kind == "word" and value in ("true", "false"):
-                self.take()
-                return Word(value)
-            self.fail("a number, a cell such as A_0[the, sat], or a name")
-        self.take()
-        if value == "config":
-            self.expect(".")
-            name_kind, name, _ = self.peek()
-            if name_kind != "word":
-                self.fail("a configuration field after 'config.'")
-            self.take()
-            return Field(f"config.{name}")
-        if value == "mask" and self.peek()[1] == "[":
-            row, col = self.subscripts()
-            return Blocked(row, col)
-        cell = re.fullmatch(r"([A-Z])(?:_(\d+))?", value)
-        if cell and self.peek()[1] == "[":
-            letter, head = cell.group(1), cell.group(2)
-            if letter not in CELL_KINDS:
-                raise ValueError(
-                    f"unknown matrix {value!r}; cells are read from {', '.join(_symbol_forms())}"
-                )
-            row, col = self.subscripts()
-            return Cell(letter, None if head is None else int(head), row, col)
-        if value == "inf":
-            return Number(math.inf)
-        if value in ("stage", "head", "query", "variant", *CONFIG_FLAGS):
-            return Field(value)
-        return Word(value)
-
-    def subscripts(self) -> tuple[Index, Index]:
-        self.expect("[")
-        row = self.index()
-        self.expect(",")
-        col = self.index()
-        self.expect("]")
-        return row, col
-
-    def index(self) -> Index:
-        kind, value, _ = self.peek()
-        if kind == "num" and value.isdigit():
-            self.take()
-            return Index(int(value))
-        if kind == "str":
-            self.take()
-            return Index(value[1:-1], quoted=True)
-        if kind == "word":
-            self.take()
-            return Index(value)
-        self.fail("a token or a position")
-
-
-def _symbol_forms() -> list[str]:
-    return [k if CELL_KINDS[k][1] is None else f"{k}_i" for k in CELL_KINDS]
-
-
-def parse_condition(text: str):
-    """The condition's syntax tree; ValueError saying what is wrong and where."""
-    if not isinstance(text, str):
-        raise ValueError(f"a condition is text, got {type(text).__name__}")
-    if not text.strip():
-        raise ValueError("the condition is empty")
-    if len(text) > MAX_CONDITION:
-        raise ValueError(f"a condition has at most {MAX_CONDITION} characters, got {len(text)}")
-    p = _Parser(text)
-    tree = p.expr()
-    if p.peek()[0] != "end":
-        p.fail("'and', 'or' or the end")
-    return tree
-
-
-def parse_cell(text: str) -> Cell:
-    """A single cell reference such as `A_0[the, sat]` (a lesson's outlines, answers)."""
-    tree = parse_condition(text)
-    if not (isinstance(tree, Compare) and tree.op is None and isinstance(tree.left, Cell)):
-        raise ValueError(f"{text!r} is not a cell such as A_0[the, sat] or S_1[2, 1]")
-    return tree.left
-
-
-# ------------------------------------------------------------------- meaning --------
 @dataclass
 class Situation:
     """What a condition reads: the session's config and tokens, its trace, the view."""
@@ -542,31 +242,3 @@ def evaluate(tree, situation: Situation) -> bool:
     """Whether the condition holds; ValueError when it names something that no longer
     exists (the student renamed a token, say)."""
     return bool(_walk(tree, situation, live=True))
-
-
-def describe(tree) -> str:
-    """The condition written back in the grammar's own spelling (tests round-trip it)."""
-    if isinstance(tree, BoolOp):
-        return f" {tree.op} ".join(f"({describe(p)})" for p in tree.parts)
-    if isinstance(tree, Not):
-        return f"not ({describe(tree.inner)})"
-    if isinstance(tree, Contains):
-        return f"ablated contains {tree.head}"
-    parts = [_operand_text(tree.left)]
-    if tree.op is not None:
-        parts += [tree.op, _operand_text(tree.right)]
-    return " ".join(parts)
-
-
-def _operand_text(node) -> str:
-    if isinstance(node, Number):
-        if math.isinf(node.value):
-            return "inf" if node.value > 0 else "-inf"
-        return repr(node.value)
-    if isinstance(node, Cell):
-        return node.text()
-    if isinstance(node, Blocked):
-        return f"mask[{_index_text(node.row)}, {_index_text(node.col)}]"
-    if isinstance(node, Word):
-        return f"'{node.text}'" if node.quoted else node.text
-    return node.name

@@ -10,13 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mha_gui.engine.lessons.format import (
-    Lesson,
-    LessonError,
-    Problem,
-    read_lesson,
-    read_lesson_file,
-)
+from mha_gui.engine.lessons.format import read_lesson, read_lesson_file
+from mha_gui.engine.lessons.lesson import Lesson, LessonError, Problem
 from mha_gui.engine.resources import resources_folder
 
 

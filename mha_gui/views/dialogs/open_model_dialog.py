@@ -12,26 +12,22 @@ progress bar (Cancel stops it at the next block); the layer then becomes the win
 session — an ordinary, editable, undoable, savable session — after the usual save
 prompt. A failure is said in a message box and changes nothing.
 
-"Download from the Hugging Face hub…" shows a repo id field: Check asks the hub (on a
-worker thread) which files the app would fetch and their size; only Download fetches
-them (engine/models/download.py), with a progress bar and Cancel, into the cache — a
-cancelled or failed download leaves nothing that looks like a model, and its reason is
-one sentence in the dialog. The new model is then chosen in the list.
+"Download from the Hugging Face hub…" shows the download box (download_box.py: Check,
+then Download, into the cache); the new model is then chosen in the list. What the
+preview says is model_preview.py.
 """
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
-from PySide6.QtCore import QLocale, QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
-    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -44,61 +40,20 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_gui.engine.classroom import UNK, ready_sentences
+from mha_gui.engine.classroom import ready_sentences
 from mha_gui.engine.model_roles import is_builtin
 from mha_gui.engine.models import SUPPORTED, cache_folders, describe_model, discover_models
 from mha_gui.engine.models import tokenize as model_tokenize
 from mha_gui.engine.models.builtin import builtin_model_path
 from mha_gui.engine.models.card import read_card
-from mha_gui.engine.models.download import DownloadCancelled, DownloadError, download, plan_download
 from mha_gui.engine.models.origin import ModelOrigin
-from mha_gui.theme import ERROR_RED
-from mha_gui.views.docks.model.model_job import Cancelled, ModelJob
+from mha_gui.views.dialogs.download_box import DownloadBox
+from mha_gui.views.dialogs.model_preview import ERROR_STYLE, error_html, parse_ids, tokens_html
+from mha_gui.views.docks.model.model_job import ModelJob
 
 PREVIEW_MS = 200  # the token preview waits for a pause in typing
-SHOWN_TOKENS = 60
-ERROR_STYLE = f"color: {ERROR_RED};"
 BUILTIN_ROLE = Qt.ItemDataRole.UserRole + 1  # marks the built-in model's list item
 EXAMPLE_ORDER = ("agreement", "antecedent", "induction", "previous")
-REPO_EXAMPLES = "gpt2, bert-base-uncased, Qwen/Qwen2.5-0.5B …"
-
-
-def size_text(n: int) -> str:
-    """548105171 → "548.1 MB" (SI units, as the hub shows sizes)."""
-    return QLocale.c().formattedDataSize(int(n), 1, QLocale.DataSizeFormat.DataSizeSIFormat)
-
-
-def plan_text(plan) -> str:
-    """What a download plan will fetch, for the user to decide on."""
-    files = " · ".join(f"{name} {size_text(size)}" for name, size in plan.files)
-    return (
-        f"<b>{html.escape(plan.repo_id)}</b> ({html.escape(plan.model_type)}): "
-        f"{len(plan.files)} files, <b>{size_text(plan.total_bytes)}</b> — "
-        f"{html.escape(files)}. Press Download to fetch them into the Hugging Face cache "
-        f"({html.escape(str(cache_folders()[0]))})."
-    )
-
-
-def _hub(work, *args, **kwargs):
-    """Run a download step in a job: Cancel is the job's cancellation and a refusal its
-    one-line failure (ModelJob reports ValueError's sentence as it is)."""
-    try:
-        return work(*args, **kwargs)
-    except DownloadCancelled:
-        raise Cancelled from None
-    except DownloadError as exc:
-        raise ValueError(str(exc)) from None
-
-
-def parse_ids(text: str) -> list[int]:
-    """`464, 3797 3332` → [464, 3797, 3332]; ValueError naming the bad part."""
-    parts = [p for p in text.replace(",", " ").split() if p]
-    if not parts:
-        raise ValueError("type the token ids, e.g. 464, 3797, 3332")
-    for p in parts:
-        if not (p.isascii() and p.isdigit()):
-            raise ValueError(f"{p!r} is not a token id (a whole number ≥ 0)")
-    return [int(p) for p in parts]
 
 
 class OpenModelDialog(QDialog):
@@ -139,7 +94,11 @@ class OpenModelDialog(QDialog):
         folder_row.addWidget(self.download_button)
         folder_row.addWidget(self.path_label, 1)
         layout.addLayout(folder_row)
-        self._build_download(layout)
+        self.download_box = DownloadBox(self, busy_elsewhere=lambda: self.job is not None)
+        self.download_box.setVisible(False)
+        self.download_box.downloaded.connect(lambda folder: self.fill_models(select=folder))
+        self.download_box.busyChanged.connect(self._downloading)
+        layout.addWidget(self.download_box)
         self.summary = QLabel(self)
         self.summary.setObjectName("modelSummary")
         self.summary.setWordWrap(True)
@@ -324,28 +283,11 @@ class OpenModelDialog(QDialog):
             try:
                 ids, labels = model_tokenize(self.info.path, info=self.info, **self.model_input())
             except ValueError as exc:
-                self.preview.setText(
-                    f"<span style='{ERROR_STYLE}'>{html.escape(str(exc), quote=False)}</span>"
-                )
+                self.preview.setText(error_html(str(exc)))
             else:
                 ok = True
-                shown = " ".join(
-                    f"<span style='background: rgba(120,140,170,0.25)'>&nbsp;{html.escape(t, quote=False)}"
-                    f"&nbsp;</span>"
-                    for t in labels[:SHOWN_TOKENS]
-                )
-                more = " …" if len(labels) > SHOWN_TOKENS else ""
-                unknown = ""
-                if UNK in labels and is_builtin(self.info.path):
-                    unknown = (
-                        f"<br>{html.escape(UNK)}: a word the classroom language does not "
-                        "have (its words are in the model card); try an example sentence."
-                    )
-                self.preview.setText(
-                    f"<b>{len(ids)} token{'s' * (len(ids) != 1)}</b> (at most "
-                    f"{self.info.max_positions}): {shown}{more}{unknown}"
-                )
-        self.open_button.setEnabled(ok and self.job is None and self.fetch_job is None)
+                self.preview.setText(tokens_html(self.info, ids, labels))
+        self.open_button.setEnabled(ok and self.job is None and self.download_box.fetch_job is None)
         return ok
 
     # ---------------------------------------------------------------- opening -------
@@ -373,8 +315,8 @@ class OpenModelDialog(QDialog):
             self.job.cancel()
             self.progress.setFormat("cancelling…")
             return
-        if self.fetch_job is not None:
-            self.cancel_download()
+        if self.download_box.fetch_job is not None:
+            self.download_box.cancel_download()
             return
         self.reject()
 
@@ -410,191 +352,29 @@ class OpenModelDialog(QDialog):
 
     def reject(self) -> None:
         """Closing the dialog (Esc) abandons a check or a download: nothing is kept."""
-        for job in (self.check_job, self.fetch_job):
-            if job is not None:
-                job.cancel()
+        self.download_box.cancel_all()
         super().reject()
 
     def closeEvent(self, event) -> None:
-        for job in (self.job, self.check_job, self.fetch_job):
-            if job is not None:
-                job.cancel()
+        if self.job is not None:
+            self.job.cancel()
+        self.download_box.cancel_all()
         super().closeEvent(event)
 
     # --------------------------------------------------------------- download -------
-    def _build_download(self, layout) -> None:
-        self.plan = None  # the checked DownloadPlan of the id in the field
-        self.check_job: ModelJob | None = None
-        self.fetch_job: ModelJob | None = None
-        box = self.download_box = QGroupBox("Download from the Hugging Face hub", self)
-        box.setObjectName("downloadBox")
-        box.setVisible(False)
-        rows = QVBoxLayout(box)
-        first = QHBoxLayout()
-        label = QLabel("Model &id", box)
-        self.repo_id = QLineEdit(box)
-        self.repo_id.setObjectName("repoIdEdit")
-        self.repo_id.setAccessibleName("Hugging Face model id")
-        self.repo_id.setPlaceholderText(REPO_EXAMPLES)
-        label.setBuddy(self.repo_id)
-        self.check_button = QPushButton("Chec&k", box)
-        self.check_button.setObjectName("checkDownload")
-        self.check_button.setToolTip("Ask the hub which files the app needs and their size")
-        first.addWidget(label)
-        first.addWidget(self.repo_id, 1)
-        first.addWidget(self.check_button)
-        rows.addLayout(first)
-        self.plan_label = QLabel(
-            "Only config.json, tokenizer.json and the .safetensors weights are fetched, "
-            "and nothing until you press Download.",
-            box,
-        )
-        self.plan_label.setObjectName("downloadPlan")
-        self.plan_label.setWordWrap(True)
-        self.plan_label.setTextFormat(Qt.TextFormat.RichText)
-        rows.addWidget(self.plan_label)
-        second = QHBoxLayout()
-        self.fetch_button = QPushButton("Do&wnload", box)
-        self.fetch_button.setObjectName("startDownload")
-        self.fetch_button.setEnabled(False)
-        self.download_progress = QProgressBar(box)
-        self.download_progress.setObjectName("downloadProgress")
-        self.download_progress.setVisible(False)
-        self.stop_button = QPushButton("Cancel download", box)
-        self.stop_button.setObjectName("cancelDownload")
-        self.stop_button.setVisible(False)
-        second.addWidget(self.fetch_button, 0, Qt.AlignmentFlag.AlignLeft)
-        second.addWidget(self.download_progress, 1)
-        second.addWidget(self.stop_button)
-        rows.addLayout(second)
-        layout.addWidget(box)
-        self.repo_id.textEdited.connect(self._forget_plan)
-        self.repo_id.returnPressed.connect(self.check_download)
-        self.check_button.clicked.connect(self.check_download)
-        self.fetch_button.clicked.connect(self.start_download)
-        self.stop_button.clicked.connect(self.cancel_download)
-
     def show_download(self, on: bool) -> None:
         self.download_box.setVisible(on)
         with QSignalBlocker(self.download_button):
             self.download_button.setChecked(on)
         if on:
-            self.repo_id.setFocus()
+            self.download_box.repo_id.setFocus()
             self.resize(self.width(), max(self.height(), self.sizeHint().height()))
 
-    def _say(self, text: str, error: bool = False) -> None:
-        self.plan_label.setText(
-            f"<span style='{ERROR_STYLE}'>{html.escape(text, quote=False)}</span>"
-            if error
-            else text
-        )
-
-    def _forget_plan(self, _text: str = "") -> None:
-        """A plan is for the id it was checked with: editing the id takes it back."""
-        if self.plan is not None:
-            self.plan = None
-            self.fetch_button.setEnabled(False)
-            self._say("Press Check to see the files and their size first.")
-
-    def check_download(self) -> bool:
-        """Ask the hub what Download would fetch (names and sizes; only the few-kB
-        config.json is read, to refuse an unsupported family before the weights)."""
-        if self.check_job is not None or self.fetch_job is not None:
-            return False
-        repo = self.repo_id.text().strip()
-        if not repo:
-            self._say(f"Type a Hugging Face model id, e.g. {REPO_EXAMPLES}", error=True)
-            return False
-        self.plan = None
-        self.fetch_button.setEnabled(False)
-        self.check_button.setEnabled(False)
-        self._say(f"Asking the hub about {html.escape(repo)}…")
-        job = self.check_job = ModelJob(lambda _progress: _hub(plan_download, repo))
-        job.signals.done.connect(lambda plan: self._checked(job, plan, ""))
-        job.signals.failed.connect(lambda reason: self._checked(job, None, reason))
-        job.signals.cancelled.connect(lambda: self._checked(job, None, ""))
-        job.start()
-        return True
-
-    def _checked(self, job, plan, reason: str) -> None:
-        if job is not self.check_job:
-            return
-        self.check_job = None
-        self.check_button.setEnabled(True)
-        if plan is None:
-            if reason:
-                self._say(reason, error=True)
-            return
-        self.plan = plan
-        self._say(plan_text(plan))
-        self.fetch_button.setEnabled(True)
-
-    def start_download(self) -> bool:
-        """Fetch the checked plan's files on a worker thread; Cancel stops it."""
-        plan = self.plan
-        if plan is None or self.fetch_job is not None or self.job is not None:
-            return False
-        # a big model's bytes overflow the progress bar's int: count in units of that many
-        unit = self._unit = max(1, -(-plan.total_bytes // (1 << 30)))
-        job = self.fetch_job = ModelJob(
-            lambda _progress: _hub(
-                download,
-                plan,
-                progress=lambda done, total: job.report(done // unit, total // unit),
-                cancelled=lambda: job.cancelled,
-            )
-        )
-        job.signals.progress.connect(self._on_download_progress)
-        job.signals.done.connect(lambda folder: self._downloaded(job, folder, ""))
-        job.signals.failed.connect(lambda reason: self._downloaded(job, None, reason))
-        job.signals.cancelled.connect(lambda: self._downloaded(job, None, "cancelled"))
-        self._downloading(True)
-        self.download_progress.setRange(0, max(plan.total_bytes // unit, 1))
-        self.download_progress.setValue(0)
-        self.download_progress.setFormat(f"0 of {size_text(plan.total_bytes)}")
-        job.start()
-        return True
-
-    def cancel_download(self) -> None:
-        if self.fetch_job is not None:
-            self.fetch_job.cancel()
-            self.download_progress.setFormat("cancelling…")
-
     def _downloading(self, on: bool) -> None:
-        for w in (self.repo_id, self.check_button, self.fetch_button, self.model_list,
-                  self.folder_button):  # fmt: skip
+        """A download runs: the list and the folder button wait for it."""
+        for w in (self.model_list, self.folder_button):
             w.setEnabled(not on)
-        self.download_progress.setVisible(on)
-        self.stop_button.setVisible(on)
         self.update_preview()
-
-    def _on_download_progress(self, done: int, total: int) -> None:
-        """`done` of `total` in units of `self._unit` bytes."""
-        self.download_progress.setRange(0, max(total, 1))
-        self.download_progress.setValue(min(done, total))
-        unit = self._unit
-        self.download_progress.setFormat(
-            f"{size_text(done * unit)} of {size_text(total * unit)} (%p %)"
-        )
-
-    def _downloaded(self, job, folder, reason: str) -> None:
-        if job is not self.fetch_job:
-            return
-        self.fetch_job = None
-        plan, self.plan = self.plan, None
-        self._downloading(False)
-        self.fetch_button.setEnabled(False)
-        if folder is None:
-            if reason == "cancelled":
-                self._say("The download was cancelled; nothing was kept.")
-            else:
-                self._say(reason, error=True)
-            return
-        self._say(
-            f"Downloaded {html.escape(plan.repo_id)} ({size_text(plan.total_bytes)}); it is "
-            "chosen in the list above."
-        )
-        self.fill_models(select=folder)
 
 
 def open_model(window) -> OpenModelDialog:

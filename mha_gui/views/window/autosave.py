@@ -20,7 +20,8 @@ offered back, with its original path (so Save writes where the user expects). An
 autosave of this very process id also counts as orphaned: it can only come from an
 earlier run whose id the system has reused.
 
-The file functions need no Qt; `Recovery` is the main window's part (timer and prompt).
+The file functions need no Qt; `Recovery(window, document, say, recovered)` is the main
+window's part (the countdown, the writer thread and the prompt).
 """
 
 from __future__ import annotations
@@ -148,27 +149,37 @@ def autosave_path() -> Path:
 
 
 class Recovery:
-    """Mixin for the main window (needs `document`, `show_message`, `_update_title`):
-    `start_autosave()` once built, `stop_autosave()` on a clean close, `autosave()` and
-    `offer_recovery()`."""
+    """Autosave and crash recovery for one window: `start_autosave()` once it is built,
+    `stop_autosave()` on a clean close, `autosave()` and `offer_recovery()`.
+
+    `window` parents the timer and the prompt, `say(text)` is its status bar and
+    `recovered()` is called once recovered work is the document's (the title shows it)."""
+
+    def __init__(self, window, document, say, recovered):
+        self.window = window
+        self.document = document
+        self.say = say
+        self.recovered = recovered
+        self.timer: QTimer | None = None  # the countdown, made by start_autosave
+        self._autosave_writer: ThreadPoolExecutor | None = None
+        self._autosave_pending: Future | None = None
 
     def start_autosave(self) -> None:
         # one countdown, restarted by every edit, undo and redo: written AUTOSAVE_MS
         # after the last one
-        self._autosave_timer = QTimer(self)
-        self._autosave_timer.setSingleShot(True)
-        self._autosave_timer.setInterval(AUTOSAVE_MS)
-        self._autosave_timer.timeout.connect(self.autosave_in_background)
-        self.document.undo_stack.indexChanged.connect(lambda _index: self._autosave_timer.start())
+        self.timer = QTimer(self.window)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(AUTOSAVE_MS)
+        self.timer.timeout.connect(self.autosave_in_background)
+        self.document.undo_stack.indexChanged.connect(lambda _index: self.timer.start())
         self.document.fileStateChanged.connect(self._drop_autosave_if_clean)
         self._autosave_writer = ThreadPoolExecutor(1, thread_name_prefix="mha-gui-autosave")
-        self._autosave_pending: Future | None = None
-        self._autosave_reporter = _Reporter(self)
-        self._autosave_reporter.failed.connect(self.show_message)
+        self._autosave_reporter = _Reporter(self.window)
+        self._autosave_reporter.failed.connect(self.say)
 
     def stop_autosave(self) -> None:
         """The work is saved or discarded: no more autosaves, and this one goes."""
-        self._autosave_timer.stop()
+        self.timer.stop()
         self._autosave_writer.shutdown(wait=True)  # a write under way ends first
         self._drop_autosave()
 
@@ -218,7 +229,7 @@ class Recovery:
         return None if pending is None else pending.result()
 
     def _drop_autosave(self) -> None:
-        self._autosave_timer.stop()
+        self.timer.stop()
         self.wait_for_autosave()  # or a write finishing later would bring it back
         Autosave(autosave_path(), os.getpid(), None).remove()
 
@@ -242,7 +253,7 @@ class Recovery:
         )
         what = f"your changes to {lost.origin.name}" if lost.origin else "some changes"
         answer = QMessageBox.question(
-            self,
+            self.window,
             "Recover unsaved work",
             f"mha-gui was closed without saving {what} (autosaved {when}).\nRecover them?",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
@@ -254,15 +265,15 @@ class Recovery:
         try:
             session = load_session(lost.data)
         except (OSError, ValueError) as exc:
-            QMessageBox.critical(self, "Cannot recover", f"{lost.data}:\n{exc}")
+            QMessageBox.critical(self.window, "Cannot recover", f"{lost.data}:\n{exc}")
             lost.remove()
             return False
         self.document.open_session(session, path=lost.origin, owned=True)
         self.document.undo_stack.resetClean()  # recovered work is not saved anywhere yet
-        self._update_title()
+        self.recovered()
         self.autosave()  # now this process's autosave holds it …
         if lost.data != autosave_path():
             lost.remove()  # … and the orphan can go
         where = f" of {lost.origin}" if lost.origin else ""
-        self.show_message(f"Recovered the autosaved work{where}: save it to keep it")
+        self.say(f"Recovered the autosaved work{where}: save it to keep it")
         return True

@@ -1,8 +1,9 @@
 """What the Edit menu does besides Undo/Redo: copy and paste in the focused matrix editor,
 randomize the weights, reset the example, clear the extra mask.
 
-`EditActions` is a mixin of the main window: it needs `self.document`,
-`self.show_message(text)` and the `clear_mask_action` the menus build.
+The main window makes one `EditActions(window, document, say)` (`window`: the parent of
+its dialogs; `say(text)`: the status bar) and hands it Edit ▸ Clear mask once the menus
+have made it (`follow_mask`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ from mha_gui.views.editors.matrix_table import MatrixTable
 
 
 class EditActions:
-    """Mixin for the main window."""
+    def __init__(self, window, document, say):
+        self.window = window
+        self.document = document
+        self.say = say
+        self.clear_mask_action = None  # Edit ▸ Clear mask, given by follow_mask
 
     def focused_table(self) -> MatrixTable | None:
         widget = QApplication.focusWidget()
@@ -34,13 +39,13 @@ class EditActions:
     def _in_focused_table(self, verb: str, act, hint: str) -> None:
         table = self.focused_table()
         if table is None:
-            self.show_message(f"{verb}: {hint}")
+            self.say(f"{verb}: {hint}")
         else:
             act(table)
 
     def randomize(self) -> None:
         seed, ok = QInputDialog.getInt(
-            self,
+            self.window,
             "Randomize weights",
             "Seed (the same seed always gives the same weights; X is kept):",
             0,
@@ -49,21 +54,22 @@ class EditActions:
         )
         if ok:
             self.document.randomize(seed)
-            self.show_message(f"Weights randomized with seed {seed} (Undo brings them back)")
+            self.say(f"Weights randomized with seed {seed} (Undo brings them back)")
 
     def reset_example(self) -> None:
         self.document.reset_to_preset()
-        self.show_message("Example reset (Undo brings your numbers back)")
+        self.say("Example reset (Undo brings your numbers back)")
 
     def clear_mask(self) -> None:
         """Edit ▸ Clear mask: drop the extra mask (one undo step); causal stays."""
         if not self._has_extra_mask():
             return
         self.document.set_mask(None, "Clear mask")
-        self.show_message("Extra mask cleared (Undo brings it back)")
+        self.say("Extra mask cleared (Undo brings it back)")
 
-    def follow_mask(self) -> None:
-        """Keep Edit ▸ Clear mask enabled exactly while there is an extra mask."""
+    def follow_mask(self, action) -> None:
+        """Keep Edit ▸ Clear mask (`action`) enabled exactly while there is an extra mask."""
+        self.clear_mask_action = action
         self.document.maskChanged.connect(self._update_clear_mask)
         self._update_clear_mask()
 

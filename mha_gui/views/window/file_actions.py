@@ -1,10 +1,9 @@
 """What the File menu does: the save prompt, New from preset, Open, Save, Save As and the
 Open Recent list (kept in QSettings, newest first).
 
-`FileActions` is a mixin of the main window: it needs `self.document` and
-`self.show_message(text)`, and gives the window `maybe_save`, `new_from_preset`,
-`open_dialog`, `open_path`, `save`, `save_as` and `recent_files`. A failure is said in a
-dialog and changes nothing.
+The main window makes one `FileActions(window, document, say)`: `window` is the parent
+of its dialogs and actions, `say(text)` the status bar. A failure is said in a dialog
+and changes nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +22,15 @@ RECENT_KEY = "recentFiles"
 
 
 class FileActions:
-    """Mixin for the main window (a QWidget with `document` and `show_message`)."""
+    """The File menu's work for one window: `maybe_save`, `new_from_preset`,
+    `open_dialog`, `open_path`, `save`, `save_as`, `recent_files` and Open Recent."""
+
+    def __init__(self, window, document, say):
+        self.window = window
+        self.document = document
+        self.say = say  # a sentence in the status bar
+        self.recent_menu: QMenu | None = None  # File ▸ Open Recent, made by build_recent_menu
+        self._recent_actions: list[QAction] = []  # reused, one per entry shown
 
     # ------------------------------------------------------------ save prompt -------
     def maybe_save(self) -> bool:
@@ -31,7 +38,7 @@ class FileActions:
         if not self.document.is_modified:
             return True
         answer = QMessageBox.warning(
-            self,
+            self.window,
             "Unsaved changes",
             f"{self.document.display_name} has changes that are not saved.\n"
             "Save them before continuing?",
@@ -51,16 +58,16 @@ class FileActions:
         try:
             self.document.open_preset(name)
         except (ValueError, OSError) as exc:
-            QMessageBox.critical(self, "Cannot open preset", str(exc))
+            QMessageBox.critical(self.window, "Cannot open preset", str(exc))
             return False
-        self.show_message(f"New session from preset {name!r}: {PRESETS[name].summary}")
+        self.say(f"New session from preset {name!r}: {PRESETS[name].summary}")
         return True
 
     def open_dialog(self) -> bool:
         if not self.maybe_save():
             return False
         start = str(self.document.path.parent) if self.document.path else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", start, SESSION_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self.window, "Open session", start, SESSION_FILTER)
         if not path:
             return False
         return self.open_path(path, ask=False)
@@ -84,7 +91,7 @@ class FileActions:
             start = str(self.document.path)
         else:
             start = self.document.display_name.split(" ")[0] + ".json"
-        path, _ = QFileDialog.getSaveFileName(self, "Save session as", start, SESSION_FILTER)
+        path, _ = QFileDialog.getSaveFileName(self.window, "Save session as", start, SESSION_FILTER)
         if not path:
             return False
         path = Path(path)
@@ -97,17 +104,17 @@ class FileActions:
         if wait or not doc.wants_background_save():
             return self._file_step(doc.save, path, "Cannot save session", "Saved")
         target = doc.start_save(path)
-        self.show_message(f"Saving {target}… (the window stays usable)")
+        self.say(f"Saving {target}… (the window stays usable)")
         return True
 
-    def _background_saved(self, path: str, error: str) -> None:
-        """A save on the writer thread ended (the window connects it to saveFinished)."""
+    def saved_in_background(self, path: str, error: str) -> None:
+        """A save on the writer thread ended (the document's saveFinished)."""
         if error:
-            QMessageBox.critical(self, "Cannot save session", f"{path}:\n{error}")
+            QMessageBox.critical(self.window, "Cannot save session", f"{path}:\n{error}")
             return
         self._add_recent(path)
         modified = " (edited since: still unsaved changes)" if self.document.is_modified else ""
-        self.show_message(f"Saved {path}{modified}")
+        self.say(f"Saved {path}{modified}")
 
     def _file_step(self, step, path, failure: str, done: str) -> bool:
         """Open or save: on success the file goes to the top of Open Recent; on failure
@@ -115,11 +122,11 @@ class FileActions:
         try:
             result = step(path)
         except (ValueError, OSError) as exc:
-            QMessageBox.critical(self, failure, f"{path}:\n{exc}")
+            QMessageBox.critical(self.window, failure, f"{path}:\n{exc}")
             return False
         path = result if result is not None else path  # save returns where it wrote
         self._add_recent(path)
-        self.show_message(f"{done} {path}")
+        self.say(f"{done} {path}")
         return True
 
     # ---------------------------------------------------------- recent files --------
@@ -127,12 +134,11 @@ class FileActions:
         """File ▸ Open Recent: up to MAX_RECENT files, then "Clear list"."""
         self.recent_menu = parent.addMenu("Open &Recent")
         self.recent_menu.setObjectName("menu.recent")
-        self._recent_actions: list[QAction] = []
-        self._recent_empty = QAction("(no recent files)", self)
+        self._recent_empty = QAction("(no recent files)", self.window)
         self._recent_empty.setEnabled(False)
         self.recent_menu.addAction(self._recent_empty)
         self._recent_end = self.recent_menu.addSeparator()
-        self._recent_clear = QAction("Clear list", self)
+        self._recent_clear = QAction("Clear list", self.window)
         self._recent_clear.triggered.connect(self._clear_recent)
         self.recent_menu.addAction(self._recent_clear)
         self.recent_menu.aboutToShow.connect(self._fill_recent)
@@ -156,11 +162,13 @@ class FileActions:
     def _fill_recent(self) -> None:
         # Actions are reused rather than deleted with QMenu.clear(): deleting wrapped
         # actions from C++ while Python holds them is how PySide apps crash.
+        if self.recent_menu is None:
+            return
         recent = self.recent_files()
         actions = self._recent_actions
         while len(actions) < MAX_RECENT:
-            action = QAction(self)
-            action.triggered.connect(self._open_recent)
+            action = QAction(self.window)
+            action.triggered.connect(lambda _=False, a=action: self._open_recent(a))
             actions.append(action)
             self.recent_menu.insertAction(self._recent_end, action)
         for i, action in enumerate(actions):
@@ -173,9 +181,8 @@ class FileActions:
         self._recent_empty.setVisible(not recent)
         self._recent_clear.setVisible(bool(recent))
 
-    def _open_recent(self) -> None:
-        action = self.sender()
-        if isinstance(action, QAction) and action.data():
+    def _open_recent(self, action: QAction) -> None:
+        if action.data():
             self.open_path(str(action.data()))
 
     def _clear_recent(self) -> None:

@@ -1,11 +1,13 @@
 """The main window: stage bar, attention view and query strip in the centre; the
 matrix editors and the configuration in dock widgets; menus, title, status bar.
 
-This module assembles; the jobs live beside it: menus.py (every action and shortcut),
-file_actions.py (save prompt, open, save, recent files), edit_actions.py (copy, paste,
-randomize, clear mask), autosave.py (autosave and crash recovery),
-display_settings.py (theme, colour map, zoom, show values — a model the views follow),
-appearance.py (the application palette and font that follow it), formulas_dialog.py.
+This module assembles; the jobs live beside it, each an object the window makes and
+keeps in a field: `self.files` (file_actions.py: save prompt, open, save, recent files),
+`self.edits` (edit_actions.py: copy, paste, randomize, clear mask), `self.recovery`
+(autosave.py: autosave and crash recovery), and `self.display` (display_settings.py:
+theme, colour map, zoom, show values — a model the views follow). menus.py builds every
+action and shortcut; appearance.py makes the application palette and font follow the
+display settings.
 
 Window geometry and dock layout are kept in QSettings("mha-gui", "mha-gui") on close.
 """
@@ -48,7 +50,7 @@ WEIGHT_DOCKS = (("W_Q", "W^Q"), ("W_K", "W^K"), ("W_V", "W^V"), ("W_O", "W_O"))
 MESSAGE_MS = 10000
 
 
-class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
+class MainWindow(QMainWindow):
     # the display settings' signals, forwarded (theme: the effective "light" / "dark")
     themeChanged = Signal(str)
     showValuesChanged = Signal(bool)
@@ -62,6 +64,9 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.display = display if display is not None else DisplaySettings(self)
         appearance.follow(self.display)  # palette, plot colours and font before any view
         self.setObjectName("mainWindow")
+        self.files = FileActions(self, document, self.show_message)
+        self.edits = EditActions(self, document, self.show_message)
+        self.recovery = Recovery(self, document, self.show_message, self._update_title)
         self.setDockOptions(
             QMainWindow.DockOption.AnimatedDocks
             | QMainWindow.DockOption.AllowTabbedDocks
@@ -74,14 +79,14 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self._size_docks()
         build_menus(self)
         add_registered_actions(self)
-        self.follow_mask()
+        self.edits.follow_mask(self.clear_mask_action)
         install_export_actions(self, self.document)
         self._build_status()
         self._bind_display()
-        self.start_autosave()
+        self.recovery.start_autosave()
 
         document.fileStateChanged.connect(self._update_title)
-        document.saveFinished.connect(self._background_saved)
+        document.saveFinished.connect(self.files.saved_in_background)
         document.configChanged.connect(self._update_summary)
         document.fileStateChanged.connect(self._update_summary)  # a model layer's source
         self._update_title()
@@ -210,6 +215,21 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         # (messages an edit itself shows come after its undo step, so they stay)
         self.document.undo_stack.indexChanged.connect(self.statusBar().clearMessage)
 
+    # ------------------------------------------------- what other views ask -------
+    # The lesson player, the model view and the Open model dialog open sessions through
+    # the window (save prompt first); app.py offers recovery after a crash.
+    def maybe_save(self) -> bool:
+        return self.files.maybe_save()
+
+    def new_from_preset(self, name: str) -> bool:
+        return self.files.new_from_preset(name)
+
+    def open_path(self, path, ask: bool = True) -> bool:
+        return self.files.open_path(path, ask)
+
+    def offer_recovery(self) -> bool:
+        return self.recovery.offer_recovery()
+
     # ------------------------------------------------------------------ status ------
     def show_message(self, text: str) -> None:
         self.statusBar().showMessage(text, MESSAGE_MS)
@@ -302,10 +322,10 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         s.setValue("window/state", self.saveState(STATE_VERSION))
 
     def closeEvent(self, event) -> None:
-        if not self.maybe_save():
+        if not self.files.maybe_save():
             event.ignore()
             return
         self.document.wait_for_saves()  # a background save under way ends first
         self.save_settings()
-        self.stop_autosave()
+        self.recovery.stop_autosave()
         event.accept()

@@ -1,7 +1,7 @@
 """The main window's menus: every action, its text, shortcut and objectName.
 
-Building only: each action calls a method of the window (file_actions.py,
-edit_actions.py, main_window.py) or changes a display setting. The View menu's check
+Building only: each action calls a method of the window's parts (`window.files`,
+`window.edits`), of the window itself (main_window.py) or changes a display setting. The View menu's check
 marks follow the DisplaySettings, so they are right however a setting changes.
 """
 
@@ -51,13 +51,13 @@ def build_file_menu(window) -> None:
     for name in [p for p in PRESETS if p != "random"] + ["random"]:
         action = QAction(f"{name}  —  {PRESETS[name].summary}", window)
         action.setObjectName(f"action.new.{name}")
-        action.triggered.connect(lambda _=False, n=name: window.new_from_preset(n))
+        action.triggered.connect(lambda _=False, n=name: window.files.new_from_preset(n))
         new_menu.addAction(action)
     add_action(
         window,
         file_menu,
         "&Open…",
-        window.open_dialog,
+        window.files.open_dialog,
         QKeySequence.StandardKey.Open,
         "action.open",
     )
@@ -70,15 +70,15 @@ def build_file_menu(window) -> None:
         "action.openModel",
     )
     model.setStatusTip(f"Open a layer of {family_titles()} on a sentence")
-    window.build_recent_menu(file_menu)
+    window.files.build_recent_menu(file_menu)
     file_menu.addSeparator()
     add_action(
-        window, file_menu, "&Save", window.save, QKeySequence.StandardKey.Save, "action.save"
+        window, file_menu, "&Save", window.files.save, QKeySequence.StandardKey.Save, "action.save"
     )
     save_as_keys = QKeySequence.StandardKey.SaveAs
     if QKeySequence(save_as_keys).isEmpty():
         save_as_keys = "Ctrl+Shift+S"
-    add_action(window, file_menu, "Save &As…", window.save_as, save_as_keys, "action.saveAs")
+    add_action(window, file_menu, "Save &As…", window.files.save_as, save_as_keys, "action.saveAs")
     file_menu.addSeparator()
     window.export_menu = file_menu.addMenu("&Export")
     window.export_menu.setObjectName("menu.export")
@@ -105,16 +105,25 @@ def build_edit_menu(window) -> None:
     edit_menu.addAction(redo)
     edit_menu.addSeparator()
     add_action(
-        window, edit_menu, "&Copy", window.copy, QKeySequence.StandardKey.Copy, "action.copy"
+        window, edit_menu, "&Copy", window.edits.copy, QKeySequence.StandardKey.Copy, "action.copy"
     )
     add_action(
-        window, edit_menu, "&Paste", window.paste, QKeySequence.StandardKey.Paste, "action.paste"
+        window,
+        edit_menu,
+        "&Paste",
+        window.edits.paste,
+        QKeySequence.StandardKey.Paste,
+        "action.paste",
     )
     edit_menu.addSeparator()
-    add_action(window, edit_menu, "Randomize &weights…", window.randomize, None, "action.randomize")
-    add_action(window, edit_menu, "Reset &example", window.reset_example, None, "action.reset")
+    add_action(
+        window, edit_menu, "Randomize &weights…", window.edits.randomize, None, "action.randomize"
+    )
+    add_action(
+        window, edit_menu, "Reset &example", window.edits.reset_example, None, "action.reset"
+    )
     window.clear_mask_action = add_action(
-        window, edit_menu, "Clear &mask", window.clear_mask, None, "action.clearMask"
+        window, edit_menu, "Clear &mask", window.edits.clear_mask, None, "action.clearMask"
     )
     window.clear_mask_action.setStatusTip(
         "Open every pair blocked by Ctrl+click (the causal mask stays as it is)"

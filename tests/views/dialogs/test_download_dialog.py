@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 
 from mha_gui.engine.models import discover_models
-from mha_gui.views.dialogs import open_model_dialog
+from mha_gui.views.dialogs import download_box, model_preview
 from mha_gui.views.dialogs.open_model_dialog import OpenModelDialog
 from tests.engine.models.fake_hub import COMMIT
 from tests.engine.models.test_download import hub  # noqa: F401  (a fixture)
@@ -50,11 +50,11 @@ def _dialog(window, qtbot) -> OpenModelDialog:
 
 
 def _check(dialog, qtbot, repo: str) -> None:
-    dialog.repo_id.clear()
-    qtbot.keyClicks(dialog.repo_id, repo)
-    qtbot.mouseClick(dialog.check_button, Qt.MouseButton.LeftButton)
-    assert not dialog.check_button.isEnabled()  # asking, off the UI thread
-    qtbot.waitUntil(lambda: dialog.check_job is None, timeout=20000)
+    dialog.download_box.repo_id.clear()
+    qtbot.keyClicks(dialog.download_box.repo_id, repo)
+    qtbot.mouseClick(dialog.download_box.check_button, Qt.MouseButton.LeftButton)
+    assert not dialog.download_box.check_button.isEnabled()  # asking, off the UI thread
+    qtbot.waitUntil(lambda: dialog.download_box.check_job is None, timeout=20000)
 
 
 def _fetched(fake) -> list[str]:
@@ -63,39 +63,44 @@ def _fetched(fake) -> list[str]:
 
 def test_check_shows_the_size_first_then_download_fetches_and_chooses_it(window, qtbot, dialog_hub):
     dialog = _dialog(window, qtbot)
-    assert dialog.repo_id.placeholderText().startswith("gpt2, bert-base-uncased, Qwen/")
-    assert not dialog.fetch_button.isEnabled()  # nothing to download before Check
+    assert dialog.download_box.repo_id.placeholderText().startswith(
+        "gpt2, bert-base-uncased, Qwen/"
+    )
+    assert not dialog.download_box.fetch_button.isEnabled()  # nothing to download before Check
     _check(dialog, qtbot, REPO)
-    sizes = dict(dialog.plan.files)
+    sizes = dict(dialog.download_box.plan.files)
     assert list(sizes) == ["config.json", "tokenizer.json", "model.safetensors"]
-    text = dialog.plan_label.text()
-    total = open_model_dialog.size_text(dialog.plan.total_bytes)
+    text = dialog.download_box.plan_label.text()
+    total = download_box.size_text(dialog.download_box.plan.total_bytes)
     assert f"{REPO}</b> (gpt2): 3 files, <b>{total}</b>" in text
     assert "model.safetensors " in text and "Press Download" in text
     # Check read only the small config.json (to know the family): no weights yet
     assert [r.rsplit("/", 1)[1] for r in _fetched(dialog_hub)] == ["config.json"]
     assert not any(m.name == REPO for m in discover_models())
-    assert dialog.fetch_button.isEnabled()
+    assert dialog.download_box.fetch_button.isEnabled()
 
     progress = []
-    dialog.download_progress.valueChanged.connect(progress.append)
-    qtbot.mouseClick(dialog.fetch_button, Qt.MouseButton.LeftButton)
-    assert dialog.download_progress.isVisible() and dialog.stop_button.isVisible()
+    dialog.download_box.download_progress.valueChanged.connect(progress.append)
+    qtbot.mouseClick(dialog.download_box.fetch_button, Qt.MouseButton.LeftButton)
+    assert (
+        dialog.download_box.download_progress.isVisible()
+        and dialog.download_box.stop_button.isVisible()
+    )
     assert not dialog.open_button.isEnabled()  # one thing at a time
-    qtbot.waitUntil(lambda: dialog.fetch_job is None, timeout=20000)
-    assert progress and progress[-1] == dialog.download_progress.maximum()
-    assert not dialog.download_progress.isVisible()
+    qtbot.waitUntil(lambda: dialog.download_box.fetch_job is None, timeout=20000)
+    assert progress and progress[-1] == dialog.download_box.download_progress.maximum()
+    assert not dialog.download_box.download_progress.isVisible()
     assert not any("pytorch_model.bin" in r for r in _fetched(dialog_hub))
     assert sorted(p.name for p in dialog_hub.snapshot.iterdir()) == sorted(sizes)
     chosen = dialog.model_list.selectedItems()
     assert [i.text().split()[0] for i in chosen] == [REPO]
     assert dialog.info.path == dialog_hub.snapshot and "3 layers × 4 heads" in dialog.summary.text()
-    assert "Downloaded org/tiny-gpt2" in dialog.plan_label.text()
+    assert "Downloaded org/tiny-gpt2" in dialog.download_box.plan_label.text()
     assert dialog.open_button.isEnabled()
 
 
 def test_cancel_keeps_nothing_that_looks_like_a_model(window, qtbot, dialog_hub, monkeypatch):
-    real = open_model_dialog.download
+    real = download_box.download
 
     def held(plan, progress, cancelled):
         def waiting(done, total):  # the first report waits for the user's Cancel
@@ -106,17 +111,19 @@ def test_cancel_keeps_nothing_that_looks_like_a_model(window, qtbot, dialog_hub,
 
         return real(plan, progress=waiting, cancelled=cancelled)
 
-    monkeypatch.setattr(open_model_dialog, "download", held)
+    monkeypatch.setattr(download_box, "download", held)
     dialog = _dialog(window, qtbot)
     _check(dialog, qtbot, REPO)
-    qtbot.mouseClick(dialog.fetch_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: dialog.download_progress.value() > 0, timeout=20000)
-    qtbot.mouseClick(dialog.stop_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: dialog.fetch_job is None, timeout=20000)
-    assert "cancelled; nothing was kept" in dialog.plan_label.text()
+    qtbot.mouseClick(dialog.download_box.fetch_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.download_box.download_progress.value() > 0, timeout=20000)
+    qtbot.mouseClick(dialog.download_box.stop_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.download_box.fetch_job is None, timeout=20000)
+    assert "cancelled; nothing was kept" in dialog.download_box.plan_label.text()
     assert not dialog_hub.snapshot.exists()
     assert not any(m.name == REPO for m in discover_models())
-    assert dialog.isVisible() and not dialog.fetch_button.isEnabled()  # Check again first
+    assert (
+        dialog.isVisible() and not dialog.download_box.fetch_button.isEnabled()
+    )  # Check again first
     assert not any("model.safetensors" in r for r in _fetched(dialog_hub))
 
 
@@ -143,20 +150,20 @@ def test_refusals_are_one_sentence_in_the_dialog(
         repo = REPO
     dialog = _dialog(window, qtbot)
     _check(dialog, qtbot, repo)
-    text = dialog.plan_label.text()
-    assert said in text and open_model_dialog.ERROR_STYLE in text
+    text = dialog.download_box.plan_label.text()
+    assert said in text and model_preview.ERROR_STYLE in text
     assert "\n" not in text and "Traceback" not in text
-    assert dialog.plan is None and not dialog.fetch_button.isEnabled()
-    assert dialog.check_button.isEnabled()
+    assert dialog.download_box.plan is None and not dialog.download_box.fetch_button.isEnabled()
+    assert dialog.download_box.check_button.isEnabled()
 
 
 def test_editing_the_id_takes_the_checked_plan_back(window, qtbot, dialog_hub):
     dialog = _dialog(window, qtbot)
-    qtbot.mouseClick(dialog.check_button, Qt.MouseButton.LeftButton)  # no id yet
-    assert "Type a Hugging Face model id" in dialog.plan_label.text()
+    qtbot.mouseClick(dialog.download_box.check_button, Qt.MouseButton.LeftButton)  # no id yet
+    assert "Type a Hugging Face model id" in dialog.download_box.plan_label.text()
     _check(dialog, qtbot, REPO)
-    assert dialog.fetch_button.isEnabled()
-    qtbot.keyClicks(dialog.repo_id, "x")
-    assert dialog.plan is None and not dialog.fetch_button.isEnabled()
-    assert "Press Check" in dialog.plan_label.text()
-    assert not dialog.start_download()
+    assert dialog.download_box.fetch_button.isEnabled()
+    qtbot.keyClicks(dialog.download_box.repo_id, "x")
+    assert dialog.download_box.plan is None and not dialog.download_box.fetch_button.isEnabled()
+    assert "Press Check" in dialog.download_box.plan_label.text()
+    assert not dialog.download_box.start_download()

@@ -75,7 +75,7 @@ def test_the_cache_list_the_layer_and_the_opened_session(
     assert doc.matrix("W_Q")[0, 0, 0] == expected.params.W_Q[0, 0, 0]
     doc.undo_stack.redo()
     dialogs.save_path = str(tmp_path / "layer1.json")
-    assert window.save()
+    assert window.files.save()
     saved = load_session(tmp_path / "layer1.json")
     assert saved.source == "gpt2 · layer 1 of 3" and saved.params.W_Q[0, 0, 0] == 1.5
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QLabel
 
 from mha_gui.engine.training import PLATEAU_HINT
@@ -51,24 +52,24 @@ def argmax_rows(doc, head):
 
 def test_previous_token_on_head_1_is_learned_as_one_undo_step(window, panel, qtbot):
     doc = window.document
-    panel.head.setCurrentIndex(1)
-    assert panel.target.currentData() == "previous"
-    assert panel.optimizer.currentText() == "Adam" and panel.lr.text() == "0.05"
+    panel.ui.head.setCurrentIndex(1)
+    assert panel.ui.target.currentData() == "previous"
+    assert panel.ui.optimizer.currentText() == "Adam" and panel.ui.lr.text() == "0.05"
     w_q, w_k = doc.matrix("W_Q").copy(), doc.matrix("W_K").copy()
     count = doc.undo_stack.count()
 
     for _ in range(15):  # 150 steps with Step…
-        click(qtbot, panel.step_button)
-    click(qtbot, panel.play_button)  # …then Play until ~300
+        click(qtbot, panel.ui.step_button)
+    click(qtbot, panel.ui.play_button)  # …then Play until ~300
     qtbot.waitUntil(lambda: panel.trainer.steps_done >= 300 or not panel.timer.isActive())
-    click(qtbot, panel.play_button)  # Stop keeps what was reached
+    click(qtbot, panel.ui.play_button)  # Stop keeps what was reached
     qtbot.wait(20)
     t = panel.trainer
     assert t.steps_done >= 300
     assert t.loss < 0.1 * t.losses[0]
     # the document holds the trained numbers: every row's largest weight on the previous token
     assert list(argmax_rows(doc, 1)) == [0, 0, 1, 2]
-    assert f"step {t.steps_done}" in panel.status.text()
+    assert f"step {t.steps_done}" in panel.ui.status.text()
     # the whole run is ONE undo step, and undo restores W_Q/W_K exactly
     assert doc.undo_stack.count() == count + 1
     assert doc.undo_stack.undoText() == f"Train head 1 ({t.steps_done} steps)"
@@ -76,40 +77,40 @@ def test_previous_token_on_head_1_is_learned_as_one_undo_step(window, panel, qtb
     assert np.array_equal(doc.matrix("W_Q"), w_q) and np.array_equal(doc.matrix("W_K"), w_k)
     assert panel.trainer is None  # the run ended: Step starts a new one
     # the curve was drawn live
-    xs, ys = panel.curve.getData()
+    xs, ys = panel.ui.plot.curve.getData()
     assert len(ys) == t.steps_done + 1 and ys[-1] < ys[0]
 
 
 def test_plateau_on_head_0_and_the_reinitialise_button_is_one_undo_step(window, panel, qtbot):
     doc = window.document
-    panel.head.setCurrentIndex(0)
+    panel.ui.head.setCurrentIndex(0)
     for _ in range(30):
-        click(qtbot, panel.step_button)
+        click(qtbot, panel.ui.step_button)
     assert panel.trainer.plateau
     hint = panel.findChild(QLabel, "train.plateau")
     assert hint.isVisible() and hint.text() == PLATEAU_HINT
     assert 0.1 < panel.trainer.loss / panel.trainer.losses[0] < 0.3  # honest: stuck near 20 %
-    panel.seed.setValue(3)
-    assert panel.reinit_button.text() == "Re-initialise head 0's W^Q/W^K (seed 3)"
+    panel.ui.seed.setValue(3)
+    assert panel.ui.reinit_button.text() == "Re-initialise head 0's W^Q/W^K (seed 3)"
     count = doc.undo_stack.count()
     trained = doc.matrix("W_Q").copy()
-    click(qtbot, panel.reinit_button)
+    click(qtbot, panel.ui.reinit_button)
     assert doc.undo_stack.count() == count + 1
     assert doc.undo_stack.undoText() == "Re-initialise head 0's W^Q/W^K (seed 3)"
     assert not np.array_equal(doc.matrix("W_Q")[0], trained[0])
     assert np.array_equal(doc.matrix("W_Q")[1], trained[1])  # other heads untouched
-    assert not panel.plateau.isVisible()
+    assert not panel.ui.plateau.isVisible()
     doc.undo_stack.undo()
     assert np.array_equal(doc.matrix("W_Q"), trained)
 
 
 def test_export_gif_writes_one_frame_per_snapshot(window, panel, qtbot, dialogs, tmp_path):
-    panel.head.setCurrentIndex(1)
+    panel.ui.head.setCurrentIndex(1)
     for _ in range(6):
-        click(qtbot, panel.step_button)
+        click(qtbot, panel.ui.step_button)
     out = tmp_path / "run.gif"
     dialogs.save_path = str(out)
-    click(qtbot, panel.export_button)
+    click(qtbot, panel.ui.export_button)
     assert out.is_file()
     with Image.open(out) as gif:
         assert gif.n_frames == len(panel.snapshots) == 7
@@ -121,62 +122,62 @@ def test_bad_input_changes_nothing(window, panel, qtbot):
     doc = window.document
     count = doc.undo_stack.count()
     for bad in ("0", "-1", "nan", "inf", "abc"):
-        panel.lr.setText(bad)
-        click(qtbot, panel.step_button)
-        assert "learning rate" in panel.message.text(), bad
+        panel.ui.lr.setText(bad)
+        click(qtbot, panel.ui.step_button)
+        assert "learning rate" in panel.ui.message.text(), bad
         assert doc.undo_stack.count() == count and panel.trainer is None
-    panel.lr.setText("0.05")
+    panel.ui.lr.setText("0.05")
     # a painted target: blocked cells are refused, an empty one is explained
     doc.set_causal(True)
     count = doc.undo_stack.count()
-    panel.target.setCurrentIndex(panel.target.findData("painted"))
-    click(qtbot, panel.step_button)
-    assert "Paint the target" in panel.message.text() and panel.trainer is None
-    grid = panel.target_grid
+    panel.ui.target.setCurrentIndex(panel.ui.target.findData("painted"))
+    click(qtbot, panel.ui.step_button)
+    assert "Paint the target" in panel.ui.message.text() and panel.trainer is None
+    grid = panel.ui.target_grid
     # query 0 cannot see key 3 under the causal mask
     qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=cell_point(grid, 0, 3))
-    assert "blocked" in panel.message.text() and not panel._painted.any()
+    assert "blocked" in panel.ui.message.text() and not panel._painted.any()
     for r, c in ((0, 0), (1, 0), (2, 1), (3, 2)):
         qtbot.mouseClick(grid, Qt.MouseButton.LeftButton, pos=cell_point(grid, r, c))
     assert panel._painted.sum() == 4
-    click(qtbot, panel.step_button)
+    click(qtbot, panel.ui.step_button)
     assert panel.trainer is not None and doc.undo_stack.count() == count + 1
     # attend to token t: a token no query may see under the mask is refused
-    panel.target.setCurrentIndex(panel.target.findData("token"))
-    panel.token.setValue(3)
+    panel.ui.target.setCurrentIndex(panel.ui.target.findData("token"))
+    panel.ui.token.setValue(3)
     assert panel.trainer is None  # a new target: the next Step starts a new run
-    click(qtbot, panel.step_button)
+    click(qtbot, panel.ui.step_button)
     assert panel.trainer is not None  # query 3 may see token 3
 
 
 def test_an_edit_during_play_ends_the_run_and_keeps_what_was_reached(window, panel, qtbot):
     doc = window.document
-    panel.head.setCurrentIndex(1)
-    click(qtbot, panel.play_button)
+    panel.ui.head.setCurrentIndex(1)
+    click(qtbot, panel.ui.play_button)
     qtbot.waitUntil(lambda: panel.trainer is not None and panel.trainer.steps_done >= 20)
     reached = doc.matrix("W_Q").copy()
     x = doc.matrix("X").copy()
     x[0, 0] += 1
     doc.set_matrix("X", x)
     assert not panel.timer.isActive() and panel.trainer is None
-    assert "stopped" in panel.message.text()
+    assert "stopped" in panel.ui.message.text()
     assert np.array_equal(doc.matrix("W_Q"), reached)
     assert doc.undo_stack.undoText() == "Set X"
 
 
 def test_divergence_stops_the_run_and_keeps_what_was_reached(window, panel, qtbot):
     doc = window.document
-    panel.head.setCurrentIndex(1)
-    click(qtbot, panel.step_button)  # 10 good steps with Adam
+    panel.ui.head.setCurrentIndex(1)
+    click(qtbot, panel.ui.step_button)  # 10 good steps with Adam
     reached = doc.matrix("W_Q").copy()
     count = doc.undo_stack.count()
-    panel.optimizer.setCurrentIndex(panel.optimizer.findData("sgd"))
-    assert panel.optimizer.currentText() == "plain gradient steps"
-    panel.lr.setText("10000")
-    panel.lr.editingFinished.emit()
-    click(qtbot, panel.play_button)
+    panel.ui.optimizer.setCurrentIndex(panel.ui.optimizer.findData("sgd"))
+    assert panel.ui.optimizer.currentText() == "plain gradient steps"
+    panel.ui.lr.setText("10000")
+    panel.ui.lr.editingFinished.emit()
+    click(qtbot, panel.ui.play_button)
     qtbot.waitUntil(lambda: not panel.timer.isActive())
-    assert "diverged" in panel.message.text() and "kept" in panel.message.text()
+    assert "diverged" in panel.ui.message.text() and "kept" in panel.ui.message.text()
     t = panel.trainer  # the run with the new rate: its last good numbers are kept
     assert np.array_equal(doc.matrix("W_Q"), t.changed()["W_Q"])
     assert np.isfinite(doc.matrix("W_Q")).all() and np.abs(doc.matrix("W_Q")).max() <= 1e6
@@ -199,11 +200,93 @@ def test_the_hidden_panel_draws_its_target_only_when_shown(window, qtbot):
     p = window.views["train"]
     assert not p.isVisible()
     window.document.open_session(random_session(seed=1, tokens=9, d_model=8, heads=2))
-    grid = window.findChild(type(p.target_grid), "train.targetGrid")
-    assert grid is p.target_grid and grid.matrix.shape != (9, 9)  # not drawn while hidden
+    grid = window.findChild(type(p.ui.target_grid), "train.targetGrid")
+    assert grid is p.ui.target_grid and grid.matrix.shape != (9, 9)  # not drawn while hidden
 
     window.docks["train"].show()
-    qtbot.waitUntil(lambda: p.target_grid.matrix.shape == (9, 9))
-    expected = make_target(p.target.currentData(), 9, p._blocked(), p.token.value())
-    np.testing.assert_array_equal(p.target_grid.matrix, expected)
-    qtbot.waitUntil(lambda: p.now_grid.matrix.shape == (9, 9))  # the weights now, too
+    qtbot.waitUntil(lambda: p.ui.target_grid.matrix.shape == (9, 9))
+    expected = make_target(p.ui.target.currentData(), 9, p._blocked(), p.ui.token.value())
+    np.testing.assert_array_equal(p.ui.target_grid.matrix, expected)
+    qtbot.waitUntil(lambda: p.ui.now_grid.matrix.shape == (9, 9))  # the weights now, too
+
+
+def _axis_texts(plot_item, name: str) -> list[str]:
+    """The tick labels the axis draws at its present size (pyqtgraph's own draw specs)."""
+    axis = plot_item.getAxis(name)
+    image = QImage(400, 400, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        _axis, _ticks, texts = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in texts]
+
+
+def test_the_empty_loss_plot_says_what_appears_and_draws_no_axis_of_its_own(panel, qtbot):
+    plot = panel.ui.plot
+    assert not plot.has_curve()
+    assert plot.empty.isVisible() and "press Step or Play" in plot.empty.text()
+    assert not plot.graphics.isVisible()  # no −400 … 400 over 0.2 … 0.8 before a run
+
+    click(qtbot, panel.ui.step_button)
+    click(qtbot, panel.ui.step_button)
+    qtbot.waitUntil(lambda: plot.graphics.isVisible())
+    assert not plot.empty.isVisible()
+    t = panel.trainer
+    steps = [float(s) for s in _axis_texts(plot.plot, "bottom")]
+    assert steps and min(steps) >= 0 and max(steps) <= t.steps_done
+    assert max(steps) >= t.steps_done / 2  # the axis spans the run, not a default range
+    losses = [float(s.replace("−", "-")) for s in _axis_texts(plot.plot, "left")]
+    span = max(t.losses) - min(t.floor, min(t.losses))
+    assert losses and min(losses) >= min(t.floor, min(t.losses)) - 0.1 * span
+    assert max(losses) <= max(t.losses) + 0.1 * span
+    assert max(losses) - min(losses) >= 0.5 * span
+
+
+def _ink_runs(image, y0: int, y1: int, background) -> list[tuple[int, int]]:
+    """Horizontal runs of columns with any pixel unlike the background in rows y0 … y1."""
+    inked = [
+        any(
+            sum(abs(a - b) for a, b in zip(image.getpixel((x, y))[:3], background, strict=True))
+            > 120
+            for y in range(y0, y1)
+        )
+        for x in range(image.width)
+    ]
+    runs, start = [], None
+    for x, on in enumerate([*inked, False]):
+        if on and start is None:
+            start = x
+        elif not on and start is not None:
+            runs.append((start, x - 1))
+            start = None
+    return runs
+
+
+def test_the_target_grid_column_labels_stay_inside_their_columns(panel, qtbot, tmp_path):
+    tokens = ["attention", "transformer", "query", "keys", "values", "softmax"]
+    grid = type(panel.ui.target_grid)()  # the panel's grid in a narrow dock: 180 px
+    qtbot.addWidget(grid)
+    grid.set_matrix(np.eye(6), None, tokens)
+    grid.resize(180, 180)
+    grid.show()
+    qtbot.waitExposed(grid)
+    path = tmp_path / "grid.png"
+    grid.grab().save(str(path))  # painted at this size: the hit test is the painted grid
+    n = len(tokens)
+    y_mid = next(y for y in range(grid.height()) if grid.cell_at(grid.width() / 2, y) is not None)
+    spans = []
+    for c in range(n):
+        xs = [x for x in range(grid.width()) if grid.cell_at(x + 0.5, y_mid + 0.5) == (0, c)]
+        spans.append((min(xs), max(xs)))
+    bottom = max(y for y in range(grid.height()) if grid.cell_at(spans[0][0] + 1, y) is not None)
+    image = Image.open(path).convert("RGB")
+    background = image.getpixel((1, image.height - 1))
+    runs = _ink_runs(image, bottom + 3, min(image.height, bottom + 18), background)
+    ink = [r for r in runs if r[1] >= spans[0][0]]  # right of the row labels
+    # every stroke lies inside one column, and every column has its label
+    owner = [
+        [c for c, (left, right) in enumerate(spans) if left <= x0 and x1 <= right] for x0, x1 in ink
+    ]
+    assert all(len(o) == 1 for o in owner), list(zip(ink, owner, strict=True))
+    assert sorted({o[0] for o in owner}) == list(range(n))

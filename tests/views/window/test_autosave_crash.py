@@ -60,7 +60,7 @@ def test_kill_9_three_seconds_after_an_edit_keeps_it(qtbot, dialogs, _temporary_
 
 
 def test_the_countdown_restarts_with_every_edit(window, qtbot):
-    timer = window._autosave_timer
+    timer = window.recovery.timer
     assert timer.isSingleShot() and timer.interval() == autosave.AUTOSAVE_MS <= 3000
     assert not timer.isActive()  # nothing edited, nothing to write
     model = window.findChild(QTableView, "editor.X").model()
@@ -73,7 +73,7 @@ def test_the_countdown_restarts_with_every_edit(window, qtbot):
     assert not path.exists()
     timer.stop()
     timer.timeout.emit()  # the countdown ends: written on the autosave thread
-    window.wait_for_autosave()
+    window.recovery.wait_for_autosave()
     assert load_session(path).params.X[0, 1] == 4
     window.document.undo_stack.setClean()
     assert not path.exists()  # saved (clean): the autosave goes

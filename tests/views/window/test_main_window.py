@@ -118,7 +118,7 @@ def test_save_open_round_trip_and_recent_files(window, dialogs, tmp_path):
     np.testing.assert_array_equal(doc.matrix("X"), x)
     assert doc.tokens[2] == "lay"
     assert window.windowTitle() == "round.json[*] — mha-gui"
-    assert window.recent_files()[0] == str(path.resolve())
+    assert window.files.recent_files()[0] == str(path.resolve())
     menu = window.findChild(QMenu, "menu.recent")
     menu.aboutToShow.emit()
     shown = [a.text() for a in menu.actions() if a.isVisible() and not a.isSeparator()]
@@ -147,7 +147,7 @@ def test_opening_a_bad_file_says_why_and_changes_nothing(window, dialogs, tmp_pa
 def test_open_with_unsaved_edits_cancel_keeps_them(window, dialogs, tmp_path):
     _edit(window)
     dialogs.answer = Button.Cancel
-    assert window.open_dialog() is False
+    assert window.files.open_dialog() is False
     assert dialogs.kinds() == ["warning"]  # no file dialog after Cancel
     assert window.document.matrix("X")[0, 0] == 9
     assert window.new_from_preset("gqa") is False and window.document.config.h == 2
@@ -312,9 +312,9 @@ def test_presets_fit_on_a_projector(qtbot, preset, zoom):
 def test_autosave_is_offered_back_after_a_crash(qtbot, dialogs, _temporary_settings):
     crashed = create_main_window("toy")
     qtbot.addWidget(crashed)
-    assert crashed.autosave() is None  # nothing unsaved, nothing written
+    assert crashed.recovery.autosave() is None  # nothing unsaved, nothing written
     _edit(crashed)
-    path = crashed.autosave()
+    path = crashed.recovery.autosave()
     assert path is not None and _temporary_settings in path.parents
     # a new start (the crashed window never closed)
     fresh = create_main_window("toy")
@@ -334,7 +334,7 @@ def test_declining_recovery_drops_the_autosave(qtbot, dialogs):
     w = create_main_window("toy")
     qtbot.addWidget(w)
     _edit(w)
-    path = w.autosave()
+    path = w.recovery.autosave()
     dialogs.answer = Button.No
     assert w.offer_recovery() is False and not path.exists()
     assert w.document.matrix("X")[0, 0] == 9  # the current work is untouched
@@ -362,7 +362,7 @@ def test_recovered_work_keeps_its_file_and_running_copies_keep_theirs(
     crashed = create_main_window(session=lesson)
     qtbot.addWidget(crashed)
     _edit(crashed)
-    mine = crashed.autosave()
+    mine = crashed.recovery.autosave()
     assert str(os.getpid()) in mine.name  # per-process name
     # pretend it was written by a copy of the app that has since died
     dead = _dead_pid()

@@ -40,7 +40,7 @@ class ContributionCanvas(DrawingWidget):
         super().__init__(document, parent)
         self.setObjectName("contributionCanvas")
         self.follow(
-            ("traceChanged", "configChanged", "shapeChanged", "tokensChanged", "viewChanged"),
+            ("traceChanged", "configChanged", "tokensChanged", "viewChanged"),
             settings,
         )
         self.hitClicked.connect(self._clicked)
@@ -90,8 +90,7 @@ class ContributionView(QWidget):
         layout.addWidget(self.bar)
         self.canvas = ContributionCanvas(document, settings, self)
         layout.addWidget(self.canvas, 1)
-        document.configChanged.connect(self.sync)
-        document.shapeChanged.connect(self.sync)
+        document.configChanged.connect(self.sync)  # also after every change of shape
         self.sync()
 
     # ------------------------------------------------------------------ switches ---

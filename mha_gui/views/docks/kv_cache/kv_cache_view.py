@@ -18,7 +18,7 @@ class KvCacheView(DrawingWidget):
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
-        self.follow(("configChanged", "shapeChanged"), settings)
+        self.follow(("configChanged",), settings)  # it follows every shape change too
 
     def make_drawing(self) -> KvCacheDrawing:
         """Laid out for this widget's width (at the zoom): stacked bars in a narrow dock."""

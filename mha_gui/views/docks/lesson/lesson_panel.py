@@ -14,57 +14,46 @@ until the student presses Skip. Show me applies what the task names as ordinary 
 (one undo step, labelled "Show me: …") or reveals the answer. The student's own edits are
 ordinary undoable edits. Where the student is and which tasks they passed is kept per
 lesson in QSettings ("Reset progress" forgets it).
+
+This module is the panel (its widgets, going from step to step, what it says); its
+parts are objects it makes: `StepOpener` (step_opener.py: what a step opens and shows),
+`TaskChecker` (task_checker.py: Check, the answer, Show me's edits), progress.py (the
+saved progress) and the pointer overlay (overlay.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-
-import numpy as np
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QDockWidget,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
     QMessageBox,
-    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
-from mha_gui.engine.exercises import check_answer, shown_tolerance
-from mha_gui.engine.lessons import Lesson, LessonError, check_lesson, evaluate, load_lesson
-from mha_gui.engine.lessons.check import open_source, query_position, situation
-from mha_gui.engine.lessons.conditions import cell_value
-from mha_gui.engine.lessons.format import Source, Step
+from mha_gui.engine.lessons import KNOWN_DOCKS, Lesson, LessonError, check_lesson, load_lesson
+from mha_gui.engine.lessons.lesson import Step
 from mha_gui.engine.lessons.markup import to_html, to_plain
-from mha_gui.engine.numbers import num
-from mha_gui.engine.stage_panels import describe_stage
+from mha_gui.theme import ERROR_RED
+from mha_gui.views.docks.lesson.controls import button, label
 from mha_gui.views.docks.lesson.overlay import PointerOverlay
-from mha_gui.views.settings.display_settings import qsettings
+from mha_gui.views.docks.lesson.progress import forget_progress, load_progress, save_progress
+from mha_gui.views.docks.lesson.step_opener import StepOpener, dock_of
+from mha_gui.views.docks.lesson.task_checker import TaskChecker
 from mha_gui.views.window.registry import ActionSpec, ViewSpec, register_action, register_view
 
-RIGHT, WRONG = "#1b7f2a", "#c62828"
-# the stage whose panels show a kind of cell (a typed answer is graded at its precision)
-KIND_STAGE = {"X": 0, "Q": 1, "K": 1, "V": 1, "S": 2, "A": 3, "Z": 4, "H": 5, "Y": 6, "C": 6}
+RIGHT = "#1b7f2a"
 _PENDING: list[Lesson] = []  # `mha-gui --lesson`: started once the window's panel exists
 
 
 def start_when_shown(lesson: Lesson) -> None:
     """Start `lesson` in the next lesson panel that is built (the window of --lesson)."""
     _PENDING[:] = [lesson]
-
-
-def progress_key(lesson: Lesson) -> str:
-    """The QSettings group of a lesson's progress: its built-in name, or its file's path."""
-    if lesson.name:
-        return f"lessons/{lesson.name}"
-    digest = hashlib.sha1(str(lesson.folder or "").encode() + lesson.file.encode()).hexdigest()
-    return f"lessons/file-{digest[:12]}"
 
 
 class LessonPanel(QWidget):
@@ -78,13 +67,13 @@ class LessonPanel(QWidget):
         self.passed: set[int] = set()  # step numbers whose task was checked right
         self.skipped: set[int] = set()
         self.revealed: set[int] = set()
-        self._opened: tuple[Source, int] | None = None  # what the lesson opened, when
-        self._models: dict[Source, object] = {}  # a model's layer runs once per lesson
         self.overlay: PointerOverlay | None = None
+        self.opener = StepOpener(document, self, self._message)
+        self.tasks = TaskChecker(document)
 
-        self.lesson_title = self._label("lesson.title", "Lesson", bold=True, size=1.15)
-        self.counter = self._label("lesson.counter", "")
-        self.step_title = self._label("lesson.stepTitle", "", bold=True)
+        self.lesson_title = label("lesson.title", "Lesson", bold=True, size=1.15)
+        self.counter = label("lesson.counter", "")
+        self.step_title = label("lesson.stepTitle", "", bold=True)
         self.text = QLabel(objectName="lesson.text", wordWrap=True)
         self.text.setTextFormat(Qt.TextFormat.RichText)
         self.text.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
@@ -98,20 +87,20 @@ class LessonPanel(QWidget):
         scroll.setWidget(self.text)
         scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
 
-        self.task = self._label("lesson.task", "", bold=True)
+        self.task = label("lesson.task", "", bold=True)
         self.answer = QLineEdit(objectName="lesson.answer")
         self.answer.setPlaceholderText("your value")
         self.answer.setAccessibleName("Your answer")
         self.answer.returnPressed.connect(self.check)
-        self.check_button = self._button("lesson.check", "&Check", "Check what you did", self.check)
-        self.hint_button = self._button("lesson.hint", "&Hint", "A hint for this task", self.hint)
-        self.show_me_button = self._button(
+        self.check_button = button("lesson.check", "&Check", "Check what you did", self.check)
+        self.hint_button = button("lesson.hint", "&Hint", "A hint for this task", self.hint)
+        self.show_me_button = button(
             "lesson.showMe", "Show &me", "Do the task for me (an undoable edit)", self.show_me
         )
-        self.skip_button = self._button(
+        self.skip_button = button(
             "lesson.skip", "S&kip", "Go on without doing this task", self.skip
         )
-        self.result = self._label("lesson.result", "")
+        self.result = label("lesson.result", "")
         self.task_box = QWidget(objectName="lesson.taskBox")
         tb = QVBoxLayout(self.task_box)
         tb.setContentsMargins(0, 4, 0, 4)
@@ -123,9 +112,9 @@ class LessonPanel(QWidget):
         tb.addLayout(row)
         tb.addWidget(self.result)
 
-        self.back_button = self._button("lesson.back", "← &Back", "The previous step", self.back)
-        self.next_button = self._button("lesson.next", "&Next →", "The next step", self.next)
-        self.restart_button = self._button(
+        self.back_button = button("lesson.back", "← &Back", "The previous step", self.back)
+        self.next_button = button("lesson.next", "&Next →", "The next step", self.next)
+        self.restart_button = button(
             "lesson.restart", "&Restart", "Start the lesson again from step 1", self.restart
         )
         nav = QHBoxLayout()
@@ -136,10 +125,10 @@ class LessonPanel(QWidget):
         self.steps = QListWidget(objectName="lesson.steps")
         self.steps.setAccessibleName("Steps of the lesson")
         self.steps.itemActivated.connect(self._step_chosen)
-        self.choose_button = self._button(
+        self.choose_button = button(
             "lesson.choose", "&Lessons…", "Choose a built-in lesson or open a file", self.choose
         )
-        self.reset_button = self._button(
+        self.reset_button = button(
             "lesson.resetProgress",
             "Reset &progress",
             "Forget where you are and what you passed",
@@ -161,8 +150,7 @@ class LessonPanel(QWidget):
 
         self.document.viewChanged.connect(self._schedule_point)
         for signal in (
-            document.configChanged,
-            document.shapeChanged,
+            document.configChanged,  # also after every change of shape
             document.tokensChanged,
             document.traceChanged,
         ):
@@ -172,45 +160,17 @@ class LessonPanel(QWidget):
             lesson = _PENDING.pop()
             QTimer.singleShot(0, self, lambda: self.start(lesson))
 
-    # --------------------------------------------------------------- building ------
-    def _label(self, name: str, text: str, bold=False, size=1.0) -> QLabel:
-        label = QLabel(text, objectName=name, wordWrap=True)
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        if bold or size != 1.0:
-            f = label.font()
-            f.setBold(bold)
-            f.setPointSizeF(f.pointSizeF() * size)
-            label.setFont(f)
-        return label
-
-    def _button(self, name: str, text: str, tip: str, slot) -> QPushButton:
-        b = QPushButton(text, objectName=name)
-        b.setToolTip(tip)
-        b.setAccessibleName(text.replace("&", "").strip("←→ "))
-        b.setAccessibleDescription(tip)
-        b.clicked.connect(lambda _=False: slot())
-        return b
-
     # ------------------------------------------------------------------ window -----
-    def _window(self):
-        return self.window()
-
     def _overlay(self) -> PointerOverlay | None:
-        window = self._window()
+        window = self.window()
         if window is None or window is self:
             return None
         if self.overlay is None or self.overlay.parent() is not window:
             self.overlay = PointerOverlay(window)
         return self.overlay
 
-    def _dock(self) -> QDockWidget | None:
-        parent = self.parentWidget()
-        while parent is not None and not isinstance(parent, QDockWidget):
-            parent = parent.parentWidget()
-        return parent
-
     def _message(self, text: str) -> None:
-        window = self._window()
+        window = self.window()
         if hasattr(window, "show_message"):
             window.show_message(text)
 
@@ -219,17 +179,16 @@ class LessonPanel(QWidget):
         """Play `lesson` from `step` (0-based; default: where the student left it).
         A lesson whose steps name what does not exist is refused with every problem."""
         try:
-            check_lesson(lesson, docks=self._docks(), opened=dict(self._models))
+            check_lesson(lesson, docks=self._docks(), opened=dict(self.opener.models))
         except LessonError as exc:
             QMessageBox.critical(
                 self, "Cannot play lesson", "\n".join(str(p) for p in exc.problems[:12])
             )
             return False
         self.lesson = lesson
-        self._opened = None
-        self._models = {}
+        self.opener.restart(models={})
         saved = self._load_progress()
-        dock = self._dock()
+        dock = dock_of(self)
         if dock is not None:
             dock.show()
             dock.raise_()
@@ -252,10 +211,8 @@ class LessonPanel(QWidget):
         return self.start(lesson)
 
     def _docks(self) -> tuple[str, ...]:
-        window = self._window()
+        window = self.window()
         docks = getattr(window, "docks", None)
-        from mha_gui.engine.lessons import KNOWN_DOCKS
-
         return tuple(docks) if docks else KNOWN_DOCKS
 
     @property
@@ -268,11 +225,11 @@ class LessonPanel(QWidget):
         if self.lesson is None:
             return False
         index = max(0, min(int(index), len(self.lesson.steps) - 1))
-        if not self._apply_source(index):
+        if not self.opener.open_for(self.lesson, index):
             return False
         self.index = index
         step = self.lesson.steps[index]
-        self._apply_show(step)
+        self.opener.show(step)
         self._show_step(step)
         self._save_progress()
         return True
@@ -292,98 +249,11 @@ class LessonPanel(QWidget):
     def restart(self) -> bool:
         if self.lesson is None:
             return False
-        self._opened = None  # step 1's numbers again, as the lesson starts them
+        self.opener.restart()  # step 1's numbers again, as the lesson starts them
         return self.go(0)
 
     def _step_chosen(self, item: QListWidgetItem) -> None:
         self.go(int(item.data(Qt.ItemDataRole.UserRole)))
-
-    # ---------------------------------------------------------------- applying -----
-    def _source_for(self, index: int) -> Source | None:
-        for step in reversed(self.lesson.steps[: index + 1]):
-            if step.show.source is not None:
-                return step.show.source
-        return None
-
-    def _apply_source(self, index: int) -> bool:
-        """A step that names what it opens opens it afresh (unless it is open and
-        unedited); a step that names nothing keeps the numbers the lesson opened last,
-        with the student's edits, and opens them again only if something else was
-        opened meanwhile."""
-        source = self._source_for(index)
-        doc = self.document
-        if source is None:
-            return True
-        ours = self._opened == (source, doc.opened_count)
-        declared = self.lesson.steps[index].show.source is not None
-        if ours and not (declared and doc.is_modified):
-            return True
-        window = self._window()
-        try:
-            if source.kind == "preset" and hasattr(window, "new_from_preset"):
-                ok = window.new_from_preset(source.name)
-            elif source.kind == "session" and hasattr(window, "open_path"):
-                ok = window.open_path(str(self._path(source.name)))
-            else:
-                ok = self._open_session(source)
-        except (ValueError, OSError) as exc:
-            QMessageBox.critical(self, "Cannot open what the lesson shows", str(exc))
-            return False
-        if ok:
-            self._opened = (source, doc.opened_count)
-        return ok
-
-    def _path(self, name: str):
-        from pathlib import Path
-
-        path = Path(name).expanduser()
-        folder = self.lesson.folder
-        return path if path.is_absolute() or folder is None else folder / path
-
-    def _open_session(self, source: Source) -> bool:
-        """A model's layer (or, without a window, any source): save prompt, then open."""
-        window = self._window()
-        if hasattr(window, "maybe_save") and not window.maybe_save():
-            return False
-        session = self._models.get(source)
-        if session is None:
-            session = open_source(source, self.lesson.folder)
-            self._models[source] = session
-        origin = None
-        if source.kind == "model":
-            from mha_gui.engine.lessons.check import model_folder
-            from mha_gui.engine.models.origin import ModelOrigin
-
-            origin = ModelOrigin.make(
-                model_folder(source.name, self.lesson.folder), source.layer, source.text
-            )
-        self.document.open_session(session, origin=origin)  # copies: the cache stays clean
-        return True
-
-    def _apply_show(self, step: Step) -> None:
-        """The step's stage, head, query, docks and colour range: view state only."""
-        show, doc = step.show, self.document
-        if show.stage is not None:
-            doc.set_stage(show.stage)
-        if show.head is not None:
-            doc.set_head(show.head)
-        if show.query is not None:
-            try:
-                doc.set_query(query_position(show.query, doc.tokens))
-            except ValueError as exc:
-                self._message(f"The lesson's query: {exc}")
-        window = self._window()
-        docks = getattr(window, "docks", {})
-        for name in show.docks:
-            dock = docks.get(name)
-            if dock is not None:
-                dock.show()
-                dock.raise_()
-        if show.weights_range is not None and hasattr(window, "set_weights_range"):
-            window.set_weights_range(show.weights_range, save=False)
-        own = self._dock()
-        if own is not None and show.docks:
-            own.raise_()  # the lesson stays readable beside what it opened
 
     def _show_step(self, step: Step) -> None:
         total = len(self.lesson.steps)
@@ -452,24 +322,15 @@ class LessonPanel(QWidget):
         """Whether the task's condition holds on the window's numbers now; None for an
         answer task (graded from what was typed) or no task."""
         step = self.step
-        if step is None or step.do is None or step.do.tree is None:
-            return None
-        doc = self.document
-        here = situation(doc.session, doc.view, doc.trace())
-        return evaluate(step.do.tree, here)
+        return None if step is None else self.tasks.passes(step)
 
     def check(self) -> bool:
         """Check the task; right turns green and opens Next. Changes no number."""
         step = self.step
         if step is None or step.do is None:
             return False
-        task = step.do
         try:
-            if task.tree is not None:
-                right = self.passes()
-                message = "Right!" if right else "Not yet: " + task.task[0].lower() + task.task[1:]
-            else:
-                right, message = self._grade()
+            right, message = self.tasks.check(step, self.answer.text())
         except ValueError as exc:
             self._verdict(False, str(exc))
             return False
@@ -480,26 +341,6 @@ class LessonPanel(QWidget):
         self._verdict(right, message)
         self._update_next()
         return right
-
-    def _grade(self) -> tuple[bool, str]:
-        step, doc = self.step, self.document
-        cell = step.do.answer
-        here = situation(doc.session, doc.view, doc.trace())
-        value = cell_value(cell, here)
-        tolerance = step.do.tolerance
-        if tolerance is None:
-            fmt = describe_stage(doc, KIND_STAGE[cell.kind]).fmt
-            tolerance = shown_tolerance(fmt)
-        text = self.answer.text().strip()
-        if not text:
-            raise ValueError("Type a value first.")
-        if not np.isfinite(value):
-            right = text.replace("−", "-").lower() in (num(value), "-inf", "inf")
-        else:
-            right = check_answer(text, value, tolerance)
-        if right:
-            return True, f"Right: {cell.text()} = {num(value)}"
-        return False, f"Not {text}: try again, or ask for a hint"
 
     def hint(self) -> str:
         step = self.step
@@ -514,40 +355,17 @@ class LessonPanel(QWidget):
         step = self.step
         if step is None or step.do is None:
             return
-        task, doc = step.do, self.document
-        if task.answer is not None:
-            here = situation(doc.session, doc.view, doc.trace())
-            self.answer.setText(num(cell_value(task.answer, here)))
+        if step.do.answer is not None:
+            self.answer.setText(self.tasks.answer(step))
             self.revealed.add(step.number)
             self._verdict(None, "The answer is shown above (it does not count as done).")
             self._update_next()
             return
-        me = task.show_me
-        stack = doc.undo_stack
-        stack.beginMacro(f"Show me: {task.task}")
         try:
-            changes = me.config_changes()
-            if changes:
-                doc.set_config(label=f"Show me: {task.task}", **changes)
-            for e in me.values:
-                doc.set_value(e.matrix, e.at, e.value)
-            if me.block:
-                n = doc.config.n
-                mask = np.zeros((n, n), bool) if doc.mask is None else np.array(doc.mask)
-                for q, k in me.block:
-                    mask[query_position(q, doc.tokens), query_position(k, doc.tokens)] = True
-                doc.set_mask(mask, f"Show me: {task.task}")
+            self.tasks.show_me(step)
         except ValueError as exc:
             self._verdict(False, f"Show me could not be applied: {exc}")
             return
-        finally:
-            stack.endMacro()
-        if me.stage is not None:
-            doc.set_stage(me.stage)
-        if me.head is not None:
-            doc.set_head(me.head)
-        if me.query is not None:
-            doc.set_query(query_position(me.query, doc.tokens))
         self.check()  # document.trace() recomputes the pending edits first
 
     def skip(self) -> None:
@@ -559,7 +377,7 @@ class LessonPanel(QWidget):
 
     def _verdict(self, right: bool | None, text: str) -> None:
         self.result.setText(text)
-        colour = "" if right is None else (RIGHT if right else WRONG)
+        colour = "" if right is None else (RIGHT if right else ERROR_RED)
         self.result.setStyleSheet(f"color: {colour}; font-weight: bold;" if colour else "")
         self.result.setProperty("verdict", "" if right is None else str(right))
         if self.answer.isVisible():
@@ -572,34 +390,21 @@ class LessonPanel(QWidget):
 
     # ---------------------------------------------------------------- progress -----
     def _load_progress(self) -> int:
-        s = qsettings()
-        key = progress_key(self.lesson)
-        try:
-            step = int(s.value(f"{key}/step", 0))
-        except (TypeError, ValueError):
-            step = 0
-        passed = s.value(f"{key}/passed", [])
-        if isinstance(passed, str):
-            passed = [passed] if passed else []
-        self.passed = {int(p) for p in passed if str(p).isdigit()}
+        step, self.passed = load_progress(self.lesson)
         self.skipped, self.revealed = set(), set()
         for b in (self.restart_button, self.reset_button):
             b.setEnabled(True)
-        return max(0, min(step, len(self.lesson.steps) - 1))
+        return step
 
     def _save_progress(self) -> None:
-        if self.lesson is None:
-            return
-        s = qsettings()
-        key = progress_key(self.lesson)
-        s.setValue(f"{key}/step", self.index)
-        s.setValue(f"{key}/passed", [str(p) for p in sorted(self.passed)])
+        if self.lesson is not None:
+            save_progress(self.lesson, self.index, self.passed)
 
     def reset_progress(self) -> None:
         """Forget the lesson's saved step and passed tasks, and start at step 1."""
         if self.lesson is None:
             return
-        qsettings().remove(progress_key(self.lesson))
+        forget_progress(self.lesson)
         self.passed.clear()
         self.skipped.clear()
         self.revealed.clear()
@@ -609,7 +414,7 @@ class LessonPanel(QWidget):
     def choose(self):
         from mha_gui.views.docks.lesson.chooser import show_chooser
 
-        return show_chooser(self._window())
+        return show_chooser(self.window())
 
 
 def lesson_panel(window) -> LessonPanel | None:

@@ -16,8 +16,9 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QDockWidget, QGraphicsRectItem, QWidget
 
-from mha_gui.engine.lessons.conditions import CELL_KINDS, cell_position, token_position
-from mha_gui.engine.lessons.format import Point
+from mha_gui.engine.lessons.condition_syntax import CELL_KINDS
+from mha_gui.engine.lessons.conditions import cell_position, token_position
+from mha_gui.engine.lessons.lesson import Point
 from mha_gui.views.widgets.drawing_widget import guarded_paint
 
 ACCENT = "#e65100"  # orange: distinct from the query outline and every colour map

@@ -139,8 +139,7 @@ class StatsPanel(QTextBrowser):
             "change of n, d_model, the heads and the switches."
         )
         self._stale = False
-        document.configChanged.connect(self._changed)
-        document.shapeChanged.connect(self._changed)
+        document.configChanged.connect(self._changed)  # also after every change of shape
         self.refresh()
         if settings is not None:
             settings.follow("theme", self.set_theme)

@@ -1,10 +1,12 @@
-"""The train panel's widgets and look (a mixin of TrainPanel, views/docks/train/train_panel.py):
-head, target, optimizer and rate choices, the target and weights-now grids, the buttons,
-the loss curve (a light pyqtgraph plot), the plateau box and the message line."""
+"""The train panel's widgets and their look: head, target, optimizer and rate choices,
+the target and weights-now grids, the buttons, the loss curve (loss_plot.py), the
+plateau box and the message line.
+
+`TrainLayout(panel)` builds them and lays them out on `panel`; the panel keeps it as
+`self.ui` (the Qt Designer convention) and reads every widget from there."""
 
 from __future__ import annotations
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
@@ -18,10 +20,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_gui import theme
 from mha_gui.engine.training import PLATEAU_HINT
+from mha_gui.views.docks.train.loss_plot import LossPlot
 from mha_gui.views.docks.train.target_grid import TargetGrid
-from mha_gui.views.stage.plot_items import add_plot
 
 STEP_COUNT = 10  # steps per press of Step
 TARGETS = (
@@ -36,7 +37,7 @@ OPTIMIZERS = (("Adam", "adam"), ("plain gradient steps", "sgd"))
 
 
 class TrainLayout:
-    def _build_ui(self) -> None:
+    def __init__(self, panel) -> None:
         self.head = QComboBox(objectName="train.head")
         self.target = QComboBox(objectName="train.target")
         for text, key in TARGETS:
@@ -80,21 +81,7 @@ class TrainLayout:
             buttons.addWidget(b)
 
         self.status = QLabel("", objectName="train.status", wordWrap=True)
-        # the loss curve: a light plot (pyqtgraph's PlotWidget builds parentless menus)
-        self.plot = pg.GraphicsLayoutWidget()
-        self.plot.setObjectName("train.lossPlot")
-        self.plot.setMinimumHeight(140)
-        self.loss_plot = add_plot(self.plot.ci, 0, 0)
-        self.loss_plot.getViewBox().enableAutoRange()
-        self.curve = pg.PlotDataItem([], [], pen=pg.mkPen(theme.head_color(0), width=2))
-        self.loss_plot.addItem(self.curve)
-        self.floor_line = pg.InfiniteLine(
-            angle=0, pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine)
-        )
-        self.loss_plot.addItem(self.floor_line)
-        style = {"font-size": "9pt"}
-        self.loss_plot.setLabel("bottom", "step", **style)
-        self.loss_plot.setLabel("left", "loss", **style)
+        self.plot = LossPlot()
 
         self.plateau = QFrame(objectName="train.plateauBox")
         self.plateau.setFrameShape(QFrame.Shape.StyledPanel)
@@ -111,7 +98,7 @@ class TrainLayout:
         self.plateau.setVisible(False)
 
         self.message = QLabel("", objectName="train.message", wordWrap=True)
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(panel)
         layout.addLayout(form)
         layout.addLayout(grids, 1)
         layout.addLayout(buttons)
@@ -122,15 +109,10 @@ class TrainLayout:
 
     # ------------------------------------------------------------------ look ---------
     def set_theme(self, name: str) -> None:
-        self._theme = name
-        pal = theme.palette(name)
-        self.plot.setBackground(pal.background)
-        for axis in ("left", "bottom"):
-            self.loss_plot.getAxis(axis).setPen(pg.mkPen(pal.muted))
-            self.loss_plot.getAxis(axis).setTextPen(pg.mkPen(pal.text))
+        self.plot.set_theme(name)
         for grid in (self.target_grid, self.now_grid):
             grid.set_theme(name)
 
-    def _set_colormap(self, name: str) -> None:
+    def set_colormap(self, name: str) -> None:
         for grid in (self.target_grid, self.now_grid):
             grid.set_colormap(name)

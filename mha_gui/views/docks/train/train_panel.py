@@ -59,7 +59,7 @@ PLAY_MS = 30
 PLAY_LIMIT = 3000  # Play stops by itself after this many steps of one run
 
 
-class TrainPanel(TrainLayout, QWidget):
+class TrainPanel(QWidget):
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
         self.document = document
@@ -71,40 +71,35 @@ class TrainPanel(TrainLayout, QWidget):
         self._painted = np.zeros((document.config.n,) * 2)
         self._target_stale = False  # the target grid waits until the panel is shown
 
-        self._build_ui()
+        self.ui = TrainLayout(self)  # every widget of the panel
 
         self.timer = QTimer(self)
         self.timer.setInterval(PLAY_MS)
         self.timer.timeout.connect(self._tick)
 
-        self.step_button.clicked.connect(lambda: self.step(STEP_COUNT))
-        self.play_button.clicked.connect(self.toggle_play)
-        self.export_button.clicked.connect(self.export_gif)
-        self.reinit_button.clicked.connect(self.reinitialise)
-        self.seed.valueChanged.connect(self._label_reinit)
-        self.target_grid.toggled.connect(self._paint)
-        self.target_grid.refused.connect(
+        self.ui.step_button.clicked.connect(lambda: self.step(STEP_COUNT))
+        self.ui.play_button.clicked.connect(self.toggle_play)
+        self.ui.export_button.clicked.connect(self.export_gif)
+        self.ui.reinit_button.clicked.connect(self.reinitialise)
+        self.ui.seed.valueChanged.connect(self._label_reinit)
+        self.ui.target_grid.toggled.connect(self._paint)
+        self.ui.target_grid.refused.connect(
             lambda text: self._say(text[0].upper() + text[1:] + ".", True)
         )
-        for w in (self.head, self.target, self.optimizer):
+        for w in (self.ui.head, self.ui.target, self.ui.optimizer):
             w.currentIndexChanged.connect(self._settings_changed)
-        self.optimizer.currentIndexChanged.connect(self._default_lr)
-        self.token.valueChanged.connect(self._settings_changed)
-        self.lr.editingFinished.connect(self._lr_edited)
-        for signal in (
-            document.valuesChanged,
-            document.configChanged,
-            document.shapeChanged,
-            document.maskChanged,
-        ):
+        self.ui.optimizer.currentIndexChanged.connect(self._default_lr)
+        self.ui.token.valueChanged.connect(self._settings_changed)
+        self.ui.lr.editingFinished.connect(self._lr_edited)
+        # configChanged also follows every change of shape: one call per edit
+        for signal in (document.valuesChanged, document.configChanged, document.maskChanged):
             signal.connect(self._numbers_changed)
         document.configChanged.connect(self._fill)
-        document.shapeChanged.connect(self._fill)
         document.tokensChanged.connect(self._show_target)
         document.traceChanged.connect(self._trace_changed)
         if settings is not None:
             settings.follow("theme", self.set_theme)
-            settings.follow("colormap", self._set_colormap)
+            settings.follow("colormap", self.ui.set_colormap)
         self._fill()
         self._default_lr()
 
@@ -112,20 +107,20 @@ class TrainPanel(TrainLayout, QWidget):
     def _fill(self) -> None:
         """Head and token choices for the current dimensions."""
         c = self.document.config
-        keep = self.head.currentIndex()
-        self.head.blockSignals(True)
-        self.head.clear()
+        keep = self.ui.head.currentIndex()
+        self.ui.head.blockSignals(True)
+        self.ui.head.clear()
         for i in range(c.h):
-            self.head.addItem(f"head {i}", i)
-        self.head.setCurrentIndex(min(max(keep, 0), c.h - 1))
-        self.head.blockSignals(False)
-        self.token.setMaximum(c.n - 1)
+            self.ui.head.addItem(f"head {i}", i)
+        self.ui.head.setCurrentIndex(min(max(keep, 0), c.h - 1))
+        self.ui.head.blockSignals(False)
+        self.ui.token.setMaximum(c.n - 1)
         if self._painted.shape != (c.n, c.n):
             self._painted = np.zeros((c.n, c.n))
         self._settings_changed()
 
     def _default_lr(self) -> None:
-        self.lr.setText(f"{default_lr(self.document.config, self.optimizer.currentData()):g}")
+        self.ui.lr.setText(f"{default_lr(self.document.config, self.ui.optimizer.currentData()):g}")
         self._settings_changed()
 
     def _lr_edited(self) -> None:
@@ -136,14 +131,14 @@ class TrainPanel(TrainLayout, QWidget):
         """A new head, target, optimizer or rate: the next Step starts a new run."""
         self.stop()
         self._end_run()
-        self.token.setVisible(self.target.currentData() == "token")
+        self.ui.token.setVisible(self.ui.target.currentData() == "token")
         self._label_reinit()
         self._show_target()
 
     def _show_target(self) -> None:
         """Draw the chosen target in its grid; while the panel is hidden (its dock closed)
         the grid keeps its widget and only the n×n target waits until the panel is shown."""
-        self.target_grid.editable = self.target.currentData() == "painted"
+        self.ui.target_grid.editable = self.ui.target.currentData() == "painted"
         if not self.isVisible():
             self._target_stale = True
             return
@@ -153,7 +148,7 @@ class TrainPanel(TrainLayout, QWidget):
             target = self.target_matrix()
         except ValueError:
             target = np.zeros_like(blocked, dtype=float)
-        self.target_grid.set_matrix(target, blocked, self.document.tokens)
+        self.ui.target_grid.set_matrix(target, blocked, self.document.tokens)
         self._trace_changed()
 
     def _trace_changed(self, *_args) -> None:
@@ -161,7 +156,7 @@ class TrainPanel(TrainLayout, QWidget):
         if self.trainer is None and self.isVisible() and not self.document.busy:
             weights = self._weights_now()
             if weights.shape[0] == self.document.config.n:
-                self.now_grid.set_matrix(weights, self._blocked(), self.document.tokens)
+                self.ui.now_grid.set_matrix(weights, self._blocked(), self.document.tokens)
 
     def showEvent(self, event):
         super().showEvent(event)
@@ -181,7 +176,7 @@ class TrainPanel(TrainLayout, QWidget):
         self._settings_changed()
 
     def head_index(self) -> int:
-        return max(0, self.head.currentIndex())
+        return max(0, self.ui.head.currentIndex())
 
     def _blocked(self) -> np.ndarray:
         c = self.document.config
@@ -189,7 +184,7 @@ class TrainPanel(TrainLayout, QWidget):
 
     def target_matrix(self) -> np.ndarray:
         """The chosen target (ValueError saying what is wrong)."""
-        kind = self.target.currentData()
+        kind = self.ui.target.currentData()
         n, blocked = self.document.config.n, self._blocked()
         if kind == "painted":
             if not self._painted.any():
@@ -197,7 +192,7 @@ class TrainPanel(TrainLayout, QWidget):
                     "paint the target first: click the cells each query should attend to"
                 )
             return check_target(self._painted, blocked)
-        token = self.token.value() if kind == "token" else None
+        token = self.ui.token.value() if kind == "token" else None
         return make_target(kind, n, blocked, token)
 
     def _lr_value_or_none(self) -> float | None:
@@ -207,7 +202,7 @@ class TrainPanel(TrainLayout, QWidget):
             return None
 
     def learning_rate(self) -> float:
-        text = self.lr.text().strip()
+        text = self.ui.lr.text().strip()
         try:
             value = parse_value(text)
         except ValueError:
@@ -227,14 +222,13 @@ class TrainPanel(TrainLayout, QWidget):
                 self.head_index(),
                 self.target_matrix(),
                 lr=self.learning_rate(),
-                optimizer=self.optimizer.currentData(),
+                optimizer=self.ui.optimizer.currentData(),
             )
         except ValueError as exc:
             self._say(str(exc)[0].upper() + str(exc)[1:] + ".", True)
             return False
         self.trainer = trainer
         self.snapshots = [Snapshot(0, trainer.weights.copy(), (trainer.loss,))]
-        self.floor_line.setValue(trainer.floor)
         self._say("")
         # the weights stage of this head, where the pattern morphs (after pending relayouts)
         head = trainer.head
@@ -303,12 +297,12 @@ class TrainPanel(TrainLayout, QWidget):
             self.stop()
         elif self._start_run():
             self.timer.start()
-            self.play_button.setText("■ Stop")
+            self.ui.play_button.setText("■ Stop")
 
     def stop(self) -> None:
         """Stop playing; the document keeps what the run reached (its one undo step)."""
         self.timer.stop()
-        self.play_button.setText("▶ Play")
+        self.ui.play_button.setText("▶ Play")
 
     def _tick(self) -> None:
         if not self.step(PLAY_STEPS):
@@ -329,26 +323,26 @@ class TrainPanel(TrainLayout, QWidget):
         t = self.trainer
         if t is None:
             return
-        self.curve.setData(np.arange(len(t.losses)), np.asarray(t.losses))
-        self.now_grid.set_matrix(t.weights, self._blocked(), self.document.tokens)
+        self.ui.plot.show_losses(t.losses, t.floor)
+        self.ui.now_grid.set_matrix(t.weights, self._blocked(), self.document.tokens)
         opt = "Adam" if t.optimizer_name == "adam" else "plain steps"
-        self.status.setText(
+        self.ui.status.setText(
             f"step {t.steps_done} · loss {num(t.loss, 4)} (start {num(t.losses[0], 4)}, lowest "
             f"possible {num(t.floor, 3)}) · {opt}, lr {t.lr:g}"
         )
-        self.plateau.setVisible(t.plateau)
+        self.ui.plateau.setVisible(t.plateau)
 
     # ------------------------------------------------------------- re-initialise -----
     def _label_reinit(self, *_args) -> None:
-        self.reinit_button.setText(
-            f"Re-initialise head {self.head_index()}'s W^Q/W^K (seed {self.seed.value()})"
+        self.ui.reinit_button.setText(
+            f"Re-initialise head {self.head_index()}'s W^Q/W^K (seed {self.ui.seed.value()})"
         )
 
     def reinitialise(self) -> None:
         """New W^Q/W^K for the head from the seed: one undo step; the next Step starts a
         new run from them."""
         self.stop()
-        doc, head, seed = self.document, self.head_index(), self.seed.value()
+        doc, head, seed = self.document, self.head_index(), self.ui.seed.value()
         changes = reinitialise_head(doc.snapshot(), head, seed)
         self._end_run()
         stack = doc.undo_stack
@@ -360,7 +354,7 @@ class TrainPanel(TrainLayout, QWidget):
             stack.endMacro()
         finally:
             self._writing = False
-        self.plateau.setVisible(False)
+        self.ui.plateau.setVisible(False)
         self._show_target()
         self._say(
             f"Head {head}'s W^Q/W^K drawn afresh from seed {seed} (Undo brings them back): "
@@ -390,10 +384,10 @@ class TrainPanel(TrainLayout, QWidget):
                 head=head,
                 tokens=self.document.tokens,
                 blocked=self._blocked(),
-                title=f"Training head {head} towards “{self.target.currentText()}”",
+                title=f"Training head {head} towards “{self.ui.target.currentText()}”",
                 floor=self.trainer.floor if self.trainer is not None else 0.0,
                 theme_name=self._theme,
-                colormap=self.target_grid.colormap,
+                colormap=self.ui.target_grid.colormap,
             )
         except (OSError, ValueError) as exc:
             QMessageBox.critical(self, "Export failed", str(exc))
@@ -401,9 +395,13 @@ class TrainPanel(TrainLayout, QWidget):
         self._say(f"Exported {len(snaps)} frames to {path}")
         return path
 
+    def set_theme(self, name: str) -> None:
+        self._theme = name  # the GIF's theme too
+        self.ui.set_theme(name)
+
     def _say(self, text: str, error: bool = False) -> None:
-        self.message.setText(text)
-        self.message.setStyleSheet(f"color: {ERROR_RED};" if error else "")
+        self.ui.message.setText(text)
+        self.ui.message.setStyleSheet(f"color: {ERROR_RED};" if error else "")
 
 
 register_view(ViewSpec("train", TrainPanel, "trainPanel", "Train a head"))
