@@ -140,10 +140,12 @@ class DownloadBox(QGroupBox):
         self.check_button.setEnabled(False)
         self._say(f"Asking the hub about {html.escape(repo)}…")
         job = self.check_job = ModelJob(lambda _progress: _hub(plan_download, repo))
-        job.signals.done.connect(lambda plan: self._checked(job, plan, ""))
-        job.signals.failed.connect(lambda reason: self._checked(job, None, reason))
-        job.signals.cancelled.connect(lambda: self._checked(job, None, ""))
-        job.start()
+        job.reports_to(
+            self,
+            done=lambda plan: self._checked(job, plan, ""),
+            failed=lambda reason: self._checked(job, None, reason),
+            cancelled=lambda: self._checked(job, None, ""),
+        ).start()
         return True
 
     def _checked(self, job, plan, reason: str) -> None:
@@ -174,10 +176,13 @@ class DownloadBox(QGroupBox):
                 cancelled=lambda: job.cancelled,
             )
         )
-        job.signals.progress.connect(self._on_download_progress)
-        job.signals.done.connect(lambda folder: self._downloaded(job, folder, ""))
-        job.signals.failed.connect(lambda reason: self._downloaded(job, None, reason))
-        job.signals.cancelled.connect(lambda: self._downloaded(job, None, "cancelled"))
+        job.reports_to(
+            self,
+            progress=self._on_download_progress,
+            done=lambda folder: self._downloaded(job, folder, ""),
+            failed=lambda reason: self._downloaded(job, None, reason),
+            cancelled=lambda: self._downloaded(job, None, "cancelled"),
+        )
         self._downloading(True)
         self.download_progress.setRange(0, max(plan.total_bytes // unit, 1))
         self.download_progress.setValue(0)

@@ -300,10 +300,13 @@ class OpenModelDialog(QDialog):
             return False
         origin = ModelOrigin.make(self.info.path, self.layer.value(), **self.model_input())
         self.job = ModelJob(origin.open)
-        self.job.signals.progress.connect(self._on_progress)
-        self.job.signals.done.connect(lambda session: self._on_done(session, origin))
-        self.job.signals.failed.connect(self._on_failed)
-        self.job.signals.cancelled.connect(self._on_cancelled)
+        self.job.reports_to(
+            self,
+            progress=self._on_progress,
+            done=lambda session: self._on_done(session, origin),
+            failed=self._on_failed,
+            cancelled=self._on_cancelled,
+        )
         self._busy(True)
         self.progress.setRange(0, 0)  # busy until the first block reports
         self.job.start()

@@ -6,7 +6,10 @@ bar follows it) and raises `Cancelled` from it once `cancel()` was called, so a 
 stops at the next block. Work that polls for Cancel itself (a download asks
 `cancelled()` between chunks and must clean up) reads `job.cancelled` and reports with
 `job.report`, which never raises. The result, the failure's one-line reason or the
-cancellation arrives on the UI thread as a signal.
+cancellation arrives on the UI thread as a signal; `reports_to(receiver, …)` delivers
+them to callbacks only while the receiving widget exists (a job may end after its dock or
+dialog was closed and deleted: a lambda connected straight to the signal would then call
+into a deleted widget).
 """
 
 from __future__ import annotations
@@ -25,6 +28,31 @@ class JobSignals(QObject):
     cancelled = Signal()
 
 
+class _Relay(QObject):
+    """A child of the receiving widget, so Qt drops its connections when the widget goes."""
+
+    def __init__(self, receiver: QObject, callbacks: dict):
+        super().__init__(receiver)
+        self.callbacks = callbacks
+
+    def progress(self, done: int, total: int) -> None:
+        self._call("progress", done, total)
+
+    def done(self, result) -> None:
+        self._call("done", result)
+
+    def failed(self, reason: str) -> None:
+        self._call("failed", reason)
+
+    def cancelled(self) -> None:
+        self._call("cancelled")
+
+    def _call(self, name: str, *args) -> None:
+        callback = self.callbacks.get(name)
+        if callback is not None:
+            callback(*args)
+
+
 class ModelJob:
     """Started as a callable (`QThreadPool.start(self.run)`), so the pool owns the runnable
     that wraps it: a Python QRunnable could be freed by the UI thread while the pool thread
@@ -40,6 +68,17 @@ class ModelJob:
         self.finished = False
         for signal in (self.signals.done, self.signals.failed, self.signals.cancelled):
             signal.connect(self._finish)
+
+    def reports_to(self, receiver: QObject, **callbacks) -> ModelJob:
+        """Deliver `progress(done, total)`, `done(result)`, `failed(reason)` and
+        `cancelled()` to the given callbacks on the UI thread, while `receiver` exists."""
+        unknown = set(callbacks) - {"progress", "done", "failed", "cancelled"}
+        if unknown:
+            raise TypeError(f"ModelJob reports no {', '.join(sorted(unknown))}")
+        relay = _Relay(receiver, callbacks)
+        for name in callbacks:
+            getattr(self.signals, name).connect(getattr(relay, name))
+        return self
 
     def start(self) -> ModelJob:
         ModelJob.running.add(self)

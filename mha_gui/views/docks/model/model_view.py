@@ -122,10 +122,12 @@ class ModelCanvas(DrawingWidget):
         key = _key(origin)
         self.job, self.job_key, self.progress = ModelJob(origin.maps), key, (0, 0)
         job = self.job
-        job.signals.progress.connect(lambda done, total: self._on_progress(job, done, total))
-        job.signals.done.connect(lambda maps: self._on_done(job, key, maps))
-        job.signals.failed.connect(lambda reason: self._on_failed(job, key, reason))
-        job.start()
+        job.reports_to(
+            self,
+            progress=lambda done, total: self._on_progress(job, done, total),
+            done=lambda maps: self._on_done(job, key, maps),
+            failed=lambda reason: self._on_failed(job, key, reason),
+        ).start()
 
     def _on_progress(self, job, done: int, total: int) -> None:
         if job is self.job:
@@ -152,9 +154,11 @@ class ModelCanvas(DrawingWidget):
             self.roles_job.cancel()
         self.roles, self.roles_error = None, ""
         job = self.roles_job = ModelJob(lambda progress: grid_roles(maps, path, progress=progress))
-        job.signals.done.connect(lambda roles: self._on_roles(job, maps, roles, ""))
-        job.signals.failed.connect(lambda reason: self._on_roles(job, maps, None, reason))
-        job.start()
+        job.reports_to(
+            self,
+            done=lambda roles: self._on_roles(job, maps, roles, ""),
+            failed=lambda reason: self._on_roles(job, maps, None, reason),
+        ).start()
         self.rolesChanged.emit()
 
     def _on_roles(self, job, maps, roles, reason: str) -> None:
