@@ -151,19 +151,94 @@ def focus_before(view: QWidget) -> QWidget | None:
     return None
 
 
-def attach_stage(scene, view) -> CellCursor:
-    """Make a stage scene's canvas keyboard- and screen-reader-usable (before it is
-    shown: QStackedLayout then hands it the focus the previous stage's canvas had)."""
-    canvas, holder = scene.canvas, scene.holder
+def attach(canvas, holder, source, view) -> CellCursor:
+    """A canvas of heatmaps made a Tab stop with a visible focus frame, a keyboard cell
+    cursor and accessible tables, described by `source`."""
     canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
     canvas.setStyleSheet(FOCUS_FRAME)
-    source = StageSource(view.document, scene)
     canvas.setAccessibleName(source.name())
-    canvas.setAccessibleDescription(CANVAS_HELP)
+    canvas.setAccessibleDescription(source.description())
     if holder is not None:
         holder.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # one Tab stop: the canvas
-        holder.setAccessibleName("Stage heatmaps")
+        holder.setAccessibleName(source.name())
     cursor = CellCursor(canvas, source, source.start, holder)
     register_canvas(canvas, cursor.tables)
     _TabPlace(canvas, view)
     return cursor
+
+
+def attach_stage(scene, view) -> CellCursor:
+    """A stage scene's canvas (before it is shown: QStackedLayout then hands it the
+    focus the previous stage's canvas had)."""
+    return attach(scene.canvas, scene.holder, StageSource(view.document, scene), view)
+
+
+def attach_strip(canvas, strip) -> CellCursor:
+    """The query strip's canvas (a new one at each of the strip's rebuilds)."""
+    return attach(canvas, None, StripSource(strip, canvas), strip)
+
+
+# the query strip's parts: (the panel's words, what its rows are)
+STRIP_PARTS = {
+    "q": "q, the query's row of Q",
+    "s": "s, the query's scores",
+    "a": "a, the query's weights",
+    "z": "z, the query's row of Z",
+    "heads": "the query's weights in every head",
+}
+
+
+class StripSource(StageSource):
+    """The words for the query strip: the followed query's q, s, a, z, and its weights in
+    every head (rows = heads)."""
+
+    def __init__(self, strip, canvas):
+        self.document = strip.document
+        self._strip = weakref.ref(strip)
+        self._canvas = weakref.ref(canvas)
+
+    def _parts(self) -> dict:
+        strip = self._strip()
+        if strip is None or strip.canvas is not self._canvas():
+            return {}  # an old canvas, being deleted
+        return {id(panel): name for name, panel in strip.panels.items()}
+
+    def panels(self) -> list:
+        strip = self._strip()
+        return [] if not self._parts() else list(strip.panels.values())
+
+    def name(self) -> str:
+        return "Query strip: heatmaps"
+
+    def description(self) -> str:
+        return "The followed query's numbers, step by step. " + CANVAS_HELP
+
+    def _part(self, panel) -> str:
+        return self._parts().get(id(panel), "q")
+
+    def title(self, panel) -> str:
+        view = self.document.view
+        head = "" if self._part(panel) == "heads" else f" of head {view.head}"
+        return f"{STRIP_PARTS[self._part(panel)]}{head} (query {self._token(view.query)})"
+
+    def row_name(self, panel, row: int) -> str:
+        if self._part(panel) == "heads":
+            return f"head {row}"
+        return f"query {self._token(self.document.view.query)}"
+
+    def column_name(self, panel, col: int) -> str:
+        if self._part(panel) in ("s", "a", "heads"):
+            return f"key {self._token(col)}"
+        return f"dimension {col}"
+
+    def blocked(self, panel, row: int, col: int) -> bool:
+        if self._part(panel) not in ("s", "a", "heads"):
+            return False
+        mask, query = self.document.trace().mask, self.document.view.query
+        return mask is not None and bool(mask[query, col])
+
+    def switched_off(self, panel) -> bool:
+        return False
+
+    def start(self) -> tuple[object, int, int]:
+        return self.panels()[0], 0, 0
