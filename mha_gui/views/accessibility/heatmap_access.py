@@ -112,6 +112,11 @@ class StageSource:
             parts.append(f"{len(panel.hidden)} blank cells (exercise)")
         return "; ".join(parts)
 
+    def anchor(self) -> tuple[int, int]:
+        """What the cursor's start depends on: the inspected head, the followed query."""
+        view = self.document.view
+        return view.head, view.query
+
     def start(self) -> tuple[object, int, int]:
         """Where the cursor first enters: the inspected head's panel, the followed row."""
         panels = self.panels()

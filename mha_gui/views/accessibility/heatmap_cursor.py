@@ -74,6 +74,7 @@ class CellCursor(QObject):
         self._start = start
         self._panel = lambda: None
         self.row = self.col = 0
+        self._anchor = None  # the source's anchor when the cursor was last placed
         self._frames: dict[int, tuple[QGraphicsRectItem, QGraphicsRectItem]] = {}
         self.tables = CanvasTables(canvas, source, self.cell)
         canvas.installEventFilter(self)
@@ -101,6 +102,7 @@ class CellCursor(QObject):
         row = max(0, min(panel.rows - 1, row))
         col = max(0, min(panel.cols - 1, col))
         self._panel, self.row, self.col = weakref.ref(panel), row, col
+        self._anchor = self.source.anchor()
         if old is not None and old is not panel:
             self._show_frames(old, False)
         self._draw()
@@ -118,8 +120,11 @@ class CellCursor(QObject):
         if iface is not None:
             QAccessible.updateAccessibility(QAccessibleEvent(iface, QAccessible.Event.Focus))
 
-    def _ensure_placed(self) -> bool:
-        if self.panel is not None:
+    def _ensure_placed(self, follow: bool = False) -> bool:
+        """A cursor on a cell; with `follow`, back at the start when the inspected head or
+        the followed query changed since it was placed (it enters where the user looks)."""
+        anchor = self.source.anchor()
+        if self.panel is not None and not (follow and anchor != self._anchor):
             return True
         if not self.source.panels():
             return False
@@ -186,7 +191,7 @@ class CellCursor(QObject):
                 self._menu()
             return True
         if kind == QEvent.Type.FocusIn:
-            if self._ensure_placed():
+            if self._ensure_placed(follow=True):
                 self._draw()
                 self._scroll_to()
                 # after Qt's own focus event for the canvas: the cell is what is spoken
@@ -221,6 +226,7 @@ class CellCursor(QObject):
                 panel.ctrl_clicked(self.row, self.col)
             else:
                 panel.clicked(self.row, self.col)
+            self._anchor = self.source.anchor()  # the user's own choice: the cursor stays
             self._draw()
             self.announce()
         elif key == K.Key_Menu:
