@@ -100,7 +100,10 @@ class StageSource:
         return f"{text}, head switched off" if self.switched_off(panel) else text
 
     def cell_description(self, panel, row: int, col: int) -> str:
-        return panel.tooltip(row, col)
+        """The value as shown, then the worked formula of the tooltip: AT-SPI carries no
+        Value for an interface made in Python (no value interface to hand out), so Orca
+        speaks the number from here (NVDA, JAWS and VoiceOver read the Value too)."""
+        return f"{self.cell_value(panel, row, col)}. {panel.tooltip(row, col)}"
 
     def panel_description(self, panel) -> str:
         parts = [f"{panel.rows} rows by {panel.cols} columns"]
@@ -159,15 +162,17 @@ def focus_before(view: QWidget) -> QWidget | None:
 def attach(canvas, holder, source, view) -> CellCursor:
     """A canvas of heatmaps made a Tab stop with a visible focus frame, a keyboard cell
     cursor and accessible tables, described by `source`."""
+    # registered first: with a screen reader on, a name set below already asks
+    # QAccessible for the canvas's interface (and Qt keeps the first one it made)
+    cursor = CellCursor(canvas, source, source.start, holder)
+    register_canvas(canvas, cursor.tables)
     canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
     canvas.setStyleSheet(FOCUS_FRAME)
     canvas.setAccessibleName(source.name())
     canvas.setAccessibleDescription(source.description())
     if holder is not None:
         holder.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # one Tab stop: the canvas
-        holder.setAccessibleName(source.name())
-    cursor = CellCursor(canvas, source, source.start, holder)
-    register_canvas(canvas, cursor.tables)
+        holder.setAccessibleName("Stage heatmaps, scrolled")
     _TabPlace(canvas, view)
     return cursor
 

@@ -335,6 +335,11 @@ _installed = False
 def register_canvas(canvas: QWidget, tables: CanvasTables) -> None:
     install_factory()
     _CANVASES[canvas] = tables
+    # With a screen reader on, Qt may already have made (and cached) the plain widget
+    # interface while the canvas was being constructed: drop it, ours comes next time.
+    cached = QAccessible.queryAccessibleInterface(canvas)
+    if cached is not None and not isinstance(cached, CanvasInterface):
+        QAccessible.deleteAccessibleInterface(QAccessible.uniqueId(cached))
 
 
 def _factory(_class_name: str, obj):

@@ -46,7 +46,7 @@ def test_every_panel_is_a_table_of_named_cells(window, qtbot):
     assert c.text(NAME) == "A₁, query sat, key down"
     weight = doc.trace().weights[1][sat, down]
     assert float(c.text(VALUE)) == round(float(weight), 2)  # the number as printed
-    assert c.text(DESCRIPTION).startswith(f"A_1[{sat},{down}] = softmax(")
+    assert c.text(DESCRIPTION).startswith(f"{c.text(VALUE)}. A_1[{sat},{down}] = softmax(")
     assert a1.indexOfChild(c) == sat * n + down
     assert c.parent().text(NAME) == "A₁"
     rect = c.rect()
@@ -121,3 +121,21 @@ def test_the_query_strip_is_readable_too(window, qtbot):
     c = heads.child(1 * n + 0)
     assert c.text(NAME).endswith("head 1, key the")
     assert c.text(VALUE)
+
+
+def test_stages_built_while_a_screen_reader_listens_are_tables_too(window, qtbot):
+    """With accessibility active (a screen reader running), Qt asks for a widget's
+    interface as soon as it is named: a stage built then must still be served as tables
+    (tools/accessibility_walk.py found plain widgets there once)."""
+    shown(qtbot, window)
+    QAccessible.setActive(True)
+    try:
+        for stage in (1, 3, 5):
+            window.document.set_stage(stage)
+            settle(qtbot, window)
+            canvas = window.attention_view.canvas
+            found = tables(canvas)
+            assert found and all(t.role() == QAccessible.Role.Table for t in found)
+            assert len(found) == len(window.attention_view.panels)
+    finally:
+        QAccessible.setActive(False)

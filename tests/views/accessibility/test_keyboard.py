@@ -73,7 +73,7 @@ def test_the_toy_from_the_keyboard_alone(window, qtbot):
     press(window, K.Key_Return)  # the formula, as the tooltip gives it
     qtbot.waitUntil(QToolTip.isVisible)
     assert f"A_1[{sat},{down}]" in QToolTip.text()
-    assert here.text(DESCRIPTION).startswith(f"A_1[{sat},{down}]")
+    assert here.text(DESCRIPTION).startswith(f"{here.text(VALUE)}. A_1[{sat},{down}]")
 
     # F6 to the W^Q editor, an arrow to a cell, type a number
     for _ in range(12):
