@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible, QAction
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QDockWidget, QWidget
 
 
 def focusable_widgets(window: QWidget) -> list[QWidget]:
@@ -50,3 +50,11 @@ def textless_actions(window: QWidget) -> list[str]:
         if shown:
             out.append(action.objectName() or repr(action))
     return out
+
+
+def dock_of(widget: QWidget) -> QDockWidget | None:
+    """The dock a widget sits in (None: the central area or a dialog)."""
+    w = widget
+    while w is not None and not isinstance(w, QDockWidget):
+        w = w.parentWidget()
+    return w

@@ -18,7 +18,8 @@ from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QMenuBar, QToolButton, QWidget
 
-from mha_gui.views.accessibility.audit import accessible_name, focusable_widgets
+from mha_gui.views.accessibility.audit import accessible_name, dock_of, focusable_widgets
+from mha_gui.views.accessibility.drawing_keys import attach_drawings
 
 NEXT_PANE_KEY = "F6"
 PREVIOUS_PANE_KEY = "Shift+F6"
@@ -29,13 +30,6 @@ def _words(object_name: str) -> str:
     """ "train.lossPlot" → "loss plot"."""
     last = object_name.rsplit(".", 1)[-1]
     return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", last).lower()
-
-
-def _dock_of(widget: QWidget) -> QDockWidget | None:
-    w = widget
-    while w is not None and not isinstance(w, QDockWidget):
-        w = w.parentWidget()
-    return w
 
 
 def name_unnamed(window: QWidget) -> None:
@@ -49,7 +43,7 @@ def name_unnamed(window: QWidget) -> None:
             continue
         if widget.isWindow() or accessible_name(widget):
             continue
-        dock = _dock_of(widget)
+        dock = dock_of(widget)
         if dock is None:
             continue
         title = dock.windowTitle()
@@ -75,10 +69,6 @@ class _MenuTitle(QObject):
         if menu is not None and not menu.title():
             menu.setTitle("More menus")
         return False
-
-
-def name_of(widget: QWidget) -> str:
-    return widget.objectName()
 
 
 def _first_control(pane: QWidget) -> QWidget | None:
@@ -119,7 +109,7 @@ class PaneCycler:
         return [
             (label, pane)
             for label, pane in out
-            if name_of(pane) in EDITOR_DOCKS or _first_control(pane) is not None
+            if pane.objectName() in EDITOR_DOCKS or _first_control(pane) is not None
         ]
 
     def current(self, panes) -> int:
@@ -152,6 +142,7 @@ class PaneCycler:
 def install_accessibility(window, menu) -> PaneCycler:
     """Name the window's unnamed controls and add View ▸ Next pane (F6) / Previous pane
     (Shift+F6) to `menu`."""
+    attach_drawings(window)
     name_unnamed(window)
     cycler = PaneCycler(window)
     for text, key, step, name in (
