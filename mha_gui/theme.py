@@ -34,6 +34,15 @@ def head_color(i: int) -> str:
     return HEAD_COLORS[i % len(HEAD_COLORS)]
 
 
+def frame_color(i: int, theme_name: str = "light") -> str:
+    """The frame of inspected head `i`: its colour, and on a high-contrast theme its
+    colour mixed toward the text until it stands out of the background by 7:1 (the
+    Okabe–Ito orange alone is 2.2:1 on white)."""
+    if theme_name.startswith("high-contrast"):
+        return head_text_color(i, theme_name)
+    return head_color(i)
+
+
 def head_text_color(i: int, theme_name: str = "light") -> str:
     """A head's colour for text on the theme's background: mixed toward black (light
     theme) or white (dark theme) just enough to read across a room — e.g. Okabe–Ito
@@ -149,18 +158,32 @@ def contrast_pairs(name: str) -> dict[str, tuple[str, str, float]]:
         "muted text on panels": (p.muted, p.panel, 4.5),
         "selected text": (select_text, select, 4.5),
         "links": (link, p.background, 4.5),
-        "inspected-head frame": (p.highlight, p.background, 3.0),
+        "query-row outline": (p.highlight, p.background, 3.0),
         "grid lines": (p.grid, p.background, 3.0),
         "hatch on blocked cells": (p.hatch, p.blocked, 3.0),
     }
 
 
 def contrast_figures(name: str) -> dict[str, float]:
-    """The measured ratio of each pair of `contrast_pairs(name)`."""
-    return {
+    """The measured ratio of each pair of `contrast_pairs(name)`, and the weakest of the
+    inspected-head frames (one colour per head) against the background."""
+    figures = {
         label: round(contrast_ratio(_hex_rgb(fg), _hex_rgb(bg)), 2)
         for label, (fg, bg, _need) in contrast_pairs(name).items()
     }
+    background = _hex_rgb(palette(name).background)
+    figures["inspected-head frame (weakest head)"] = round(
+        min(
+            contrast_ratio(_hex_rgb(frame_color(i, name)), background)
+            for i in range(len(HEAD_COLORS))
+        ),
+        2,
+    )
+    return figures
+
+
+# what each figure of contrast_figures needs (4.5:1 text, 3:1 lines and frames)
+FRAME_NEED = 3.0
 
 
 # The red of an error message or a wrong answer: readable on the light and dark backgrounds.

@@ -21,6 +21,7 @@ from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtWidgets import QFrame, QToolTip
 
 from mha_gui.views.accessibility.audit import dock_of
+from mha_gui.views.accessibility.heatmap_cursor import KeyboardMode
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
 
 K = Qt.Key
@@ -77,6 +78,7 @@ class DrawingKeys(QObject):
         self._widget = weakref.ref(widget)
         self.name = name
         self.index = -1
+        self.mode = KeyboardMode()  # the frame shows for keyboard users only
         self._items: list = []
         self._scanned = None  # the drawing the items were found on
         if widget.focusPolicy() == Qt.FocusPolicy.NoFocus:
@@ -113,9 +115,10 @@ class DrawingKeys(QObject):
             event.accept()  # ← → are the figure's here, not the stage bar's
             return True
         if kind == QEvent.Type.KeyPress and event.key() in KEYS and self.items():
+            self.mode.on = True
             self._key(event.key())
             return True
-        if kind == QEvent.Type.FocusIn:
+        if kind == QEvent.Type.FocusIn and self.mode.focus_in(event.reason()):
             self._show()
         elif kind == QEvent.Type.FocusOut:
             self.frame.hide()

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 
 from mha_gui.engine.stage_panels import KINDS, symbol
 from mha_gui.engine.stages import STAGES
-from mha_gui.views.accessibility.heatmap_cursor import CellCursor
+from mha_gui.views.accessibility.heatmap_cursor import CellCursor, KeyboardMode
 from mha_gui.views.accessibility.heatmap_table import register_canvas
 
 CANVAS_HELP = (
@@ -27,8 +27,10 @@ CANVAS_HELP = (
 )
 FOCUS_FRAME = (
     "QGraphicsView { border: 2px solid transparent; }"
-    "QGraphicsView:focus { border: 2px solid palette(highlight); }"
+    'QGraphicsView[keyboardFocus="true"] { border: 2px solid palette(highlight); }'
 )
+# each view's keyboard mode, shared by its canvases (a stage change keeps it)
+_MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class StageSource:
@@ -164,7 +166,8 @@ def attach(canvas, holder, source, view) -> CellCursor:
     cursor and accessible tables, described by `source`."""
     # registered first: with a screen reader on, a name set below already asks
     # QAccessible for the canvas's interface (and Qt keeps the first one it made)
-    cursor = CellCursor(canvas, source, source.start, holder)
+    mode = _MODES.setdefault(view, KeyboardMode())
+    cursor = CellCursor(canvas, source, source.start, holder, mode)
     register_canvas(canvas, cursor.tables)
     canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
     canvas.setStyleSheet(FOCUS_FRAME)

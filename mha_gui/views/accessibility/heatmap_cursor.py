@@ -63,11 +63,53 @@ def cursor_key(event) -> bool:
     return not (key in (K.Key_PageUp, K.Key_PageDown) and mods & CTRL)
 
 
+KEYBOARD_REASONS = (
+    Qt.FocusReason.TabFocusReason,
+    Qt.FocusReason.BacktabFocusReason,
+    Qt.FocusReason.ShortcutFocusReason,
+)
+
+
+class KeyboardMode:
+    """Is the user on the keyboard? Focus frames show then (as a browser's
+    :focus-visible): a focus come by Tab, F6 or a shortcut, or a key pressed, turns it on;
+    a click turns it off; a focus restored with the window or handed on at a stage
+    change keeps it as it was. One per view, shared by the canvases of its stages."""
+
+    def __init__(self):
+        self.on = False
+
+    def focus_in(self, reason) -> bool:
+        if reason in KEYBOARD_REASONS:
+            self.on = True
+        elif reason == Qt.FocusReason.MouseFocusReason:
+            self.on = False
+        return self.on
+
+
+def show_focus_frame(widget, shown: bool) -> None:
+    """The widget's `keyboardFocus` property, which its style sheet frames."""
+    if widget.property("keyboardFocus") == shown:
+        return
+    widget.setProperty("keyboardFocus", shown)
+    widget.style().unpolish(widget)
+    widget.style().polish(widget)
+    widget.update()
+
+
 class CellCursor(QObject):
     """The cursor of one canvas: where it is, how it moves, what it says."""
 
-    def __init__(self, canvas, source, start: Callable[[], tuple[object, int, int]], holder):
+    def __init__(
+        self,
+        canvas,
+        source,
+        start: Callable[[], tuple[object, int, int]],
+        holder,
+        mode: KeyboardMode | None = None,
+    ):
         super().__init__(canvas)
+        self.mode = mode if mode is not None else KeyboardMode()
         self._canvas = weakref.ref(canvas)
         self._holder = weakref.ref(holder) if holder is not None else (lambda: None)
         self.source = source
@@ -161,7 +203,8 @@ class CellCursor(QObject):
         panel, canvas = self.panel, self.canvas
         if panel is None or canvas is None:
             return
-        shown = canvas.hasFocus()
+        shown = canvas.hasFocus() and self.mode.on
+        show_focus_frame(canvas, shown)
         rect = QRectF(float(self.col), float(self.row), 1.0, 1.0)
         for item in self._frames_of(panel):
             item.setRect(rect)
@@ -182,6 +225,7 @@ class CellCursor(QObject):
             event.accept()  # the cursor's key, not the window's shortcut
             return True
         if kind == QEvent.Type.KeyPress and cursor_key(event):
+            self.mode.on = True
             if self._ensure_placed():
                 self._key(event)
             return True
@@ -191,6 +235,7 @@ class CellCursor(QObject):
                 self._menu()
             return True
         if kind == QEvent.Type.FocusIn:
+            self.mode.focus_in(event.reason())
             if self._ensure_placed(follow=True):
                 self._draw()
                 self._scroll_to()
@@ -200,6 +245,7 @@ class CellCursor(QObject):
             panel = self.panel
             if panel is not None:
                 self._show_frames(panel, False)
+            show_focus_frame(obj, False)
         return False
 
     def _key(self, event) -> None:

@@ -20,6 +20,8 @@ def test_high_contrast_themes_meet_wcag_aa(name):
     for label, (fg, bg, need) in theme.contrast_pairs(name).items():
         ratio = theme.contrast_figures(name)[label]
         assert ratio >= need, f"{name}: {label} {fg} on {bg} is {ratio}:1, needs {need}:1"
+    frame = theme.contrast_figures(name)["inspected-head frame (weakest head)"]
+    assert frame >= theme.FRAME_NEED, f"{name}: a head's frame is {frame}:1"
     assert theme.is_dark("high-contrast-dark") and not theme.is_dark("high-contrast-light")
 
 
