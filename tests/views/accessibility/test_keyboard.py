@@ -100,24 +100,19 @@ def test_the_toy_from_the_keyboard_alone(window, qtbot):
 
 def test_tab_leaves_a_matrix_editor_and_the_heatmaps(window, qtbot):
     shown(qtbot, window)
+
+    def after_tab(widget, modifiers=Qt.KeyboardModifier.NoModifier):
+        widget.setFocus(Qt.FocusReason.TabFocusReason)
+        focus(qtbot, widget)
+        press(window, K.Key_Tab, modifiers)
+        return QApplication.focusWidget()
+
     editor = window.editors["X"].tables()[0]
-    editor.setFocus(Qt.FocusReason.TabFocusReason)
-    focus(qtbot, editor)
-    press(window, K.Key_Tab)
-    assert QApplication.focusWidget() is not editor
-    editor.setFocus(Qt.FocusReason.TabFocusReason)
-    focus(qtbot, editor)
-    press(window, K.Key_Tab, SHIFT)
-    assert QApplication.focusWidget() is not editor
+    assert after_tab(editor) is not editor
+    assert after_tab(editor, SHIFT) is not editor
     canvas = window.attention_view.canvas
-    canvas.setFocus(Qt.FocusReason.TabFocusReason)
-    focus(qtbot, canvas)
-    press(window, K.Key_Tab)
-    assert QApplication.focusWidget() is not canvas
-    canvas.setFocus(Qt.FocusReason.TabFocusReason)
-    focus(qtbot, canvas)
-    press(window, K.Key_Tab, SHIFT)
-    assert QApplication.focusWidget() is window.stage_bar.query_selector
+    assert after_tab(canvas) is not canvas
+    assert after_tab(canvas, SHIFT) is window.stage_bar.query_selector
 
 
 def test_the_cursor_keys(window, qtbot):
