@@ -25,10 +25,6 @@ CANVAS_HELP = (
     "column's ends, Enter shows the cell's formula, Space inspects the head and follows "
     "the row, Ctrl+Space blocks or opens a pair; Tab leaves."
 )
-FOCUS_FRAME = (
-    "QGraphicsView { border: 2px solid transparent; }"
-    'QGraphicsView[keyboardFocus="true"] { border: 2px solid palette(highlight); }'
-)
 # each view's keyboard mode, shared by its canvases (a stage change keeps it)
 _MODES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -170,7 +166,6 @@ def attach(canvas, holder, source, view) -> CellCursor:
     cursor = CellCursor(canvas, source, source.start, holder, mode)
     register_canvas(canvas, cursor.tables)
     canvas.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-    canvas.setStyleSheet(FOCUS_FRAME)
     canvas.setAccessibleName(source.name())
     canvas.setAccessibleDescription(source.description())
     if holder is not None:

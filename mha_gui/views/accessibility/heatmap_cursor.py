@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, QRectF, Qt
 from PySide6.QtGui import QAccessible, QAccessibleEvent, QBrush, QColor, QPen
-from PySide6.QtWidgets import QGraphicsRectItem, QToolTip
+from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QToolTip
 
 from mha_gui.views.accessibility.heatmap_table import CanvasTables, cell_rect
 
@@ -87,14 +87,30 @@ class KeyboardMode:
         return self.on
 
 
-def show_focus_frame(widget, shown: bool) -> None:
-    """The widget's `keyboardFocus` property, which its style sheet frames."""
-    if widget.property("keyboardFocus") == shown:
-        return
-    widget.setProperty("keyboardFocus", shown)
-    widget.style().unpolish(widget)
-    widget.style().polish(widget)
-    widget.update()
+class FocusFrame(QFrame):
+    """A focus frame drawn over a widget's edges: a child on top, transparent for the
+    mouse, so showing it never moves what the widget draws (a border would shift every
+    pixel of the canvas by its width)."""
+
+    def __init__(self, widget):
+        super().__init__(widget)
+        self.setObjectName("keyboardFocusFrame")
+        self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setStyleSheet("border: 3px solid palette(highlight); background: transparent;")
+        self.hide()
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QEvent.Type.Resize:
+            self.setGeometry(obj.rect())
+        return False
+
+    def set_shown(self, shown: bool) -> None:
+        if shown:
+            self.setGeometry(self.parentWidget().rect())
+            self.raise_()
+        self.setVisible(shown)
 
 
 class CellCursor(QObject):
@@ -110,6 +126,7 @@ class CellCursor(QObject):
     ):
         super().__init__(canvas)
         self.mode = mode if mode is not None else KeyboardMode()
+        self.focus_frame = FocusFrame(canvas)
         self._canvas = weakref.ref(canvas)
         self._holder = weakref.ref(holder) if holder is not None else (lambda: None)
         self.source = source
@@ -204,7 +221,7 @@ class CellCursor(QObject):
         if panel is None or canvas is None:
             return
         shown = canvas.hasFocus() and self.mode.on
-        show_focus_frame(canvas, shown)
+        self.focus_frame.set_shown(shown)
         rect = QRectF(float(self.col), float(self.row), 1.0, 1.0)
         for item in self._frames_of(panel):
             item.setRect(rect)
@@ -245,7 +262,7 @@ class CellCursor(QObject):
             panel = self.panel
             if panel is not None:
                 self._show_frames(panel, False)
-            show_focus_frame(obj, False)
+            self.focus_frame.set_shown(False)
         return False
 
     def _key(self, event) -> None:
