@@ -34,6 +34,15 @@ def head_color(i: int) -> str:
     return HEAD_COLORS[i % len(HEAD_COLORS)]
 
 
+def frame_color(i: int, theme_name: str = "light") -> str:
+    """The frame of inspected head `i`: its colour, and on a high-contrast theme its
+    colour mixed toward the text until it stands out of the background by 7:1 (the
+    Okabe–Ito orange alone is 2.2:1 on white)."""
+    if theme_name.startswith("high-contrast"):
+        return head_text_color(i, theme_name)
+    return head_color(i)
+
+
 def head_text_color(i: int, theme_name: str = "light") -> str:
     """A head's colour for text on the theme's background: mixed toward black (light
     theme) or white (dark theme) just enough to read across a room — e.g. Okabe–Ito
@@ -46,12 +55,13 @@ def _head_text_color(i: int, theme_name: str) -> str:
     """head_text_color, worked out once per colour and theme (six editors' head tabs
     ask for it on every change of the heads)."""
     rgb = _hex_rgb(head_color(i))
-    dark = theme_name == "dark"
+    dark = is_dark(theme_name)
+    need = 7.0 if theme_name.startswith("high-contrast") else 4.0
     background = _hex_rgb(palette(theme_name).background)
     target = 255.0 if dark else 0.0
     for step in range(11):
         mixed = rgb + (target - rgb) * (0.1 * step)
-        if contrast_ratio(mixed, background) >= 4.0:
+        if contrast_ratio(mixed, background) >= need:
             break
     return "#" + "".join(f"{int(round(c)):02x}" for c in mixed)
 
@@ -91,7 +101,90 @@ LIGHT = Palette(
 DARK = Palette(
     "dark", "#1e1f22", "#2a2b2f", "#eeeeee", "#b0b0b0", "#4a4a4a", "#ffd54f", "#3a3a3a", "#777777"
 )
-PALETTES = {"light": LIGHT, "dark": DARK}
+# High contrast (View ▸ Theme): text ≥ 7:1 on its background, every line, frame and
+# hatch ≥ 3:1 against what it is drawn on (tests/views/accessibility/test_contrast.py
+# measures them; the README lists the figures of every theme).
+HIGH_CONTRAST_LIGHT = Palette(
+    "high-contrast-light",
+    "#ffffff",
+    "#ffffff",
+    "#000000",
+    "#333333",
+    "#595959",
+    "#0000c8",
+    "#d4d4d4",
+    "#000000",
+)
+HIGH_CONTRAST_DARK = Palette(
+    "high-contrast-dark",
+    "#000000",
+    "#000000",
+    "#ffffff",
+    "#dddddd",
+    "#a6a6a6",
+    "#ffff00",
+    "#3a3a3a",
+    "#ffffff",
+)
+PALETTES = {
+    "light": LIGHT,
+    "dark": DARK,
+    "high-contrast-light": HIGH_CONTRAST_LIGHT,
+    "high-contrast-dark": HIGH_CONTRAST_DARK,
+}
+# the Qt palette's selection and link colours of each theme (text on a selection is
+# white on the light themes' blue, black on the high-contrast dark theme's yellow)
+SELECTION = {
+    "light": ("#2f6fd0", "#ffffff", "#1a5fb4"),
+    "dark": ("#4a8ef0", "#ffffff", "#8ab4f8"),
+    "high-contrast-light": ("#0000c8", "#ffffff", "#0000c8"),
+    "high-contrast-dark": ("#ffff00", "#000000", "#66ccff"),
+}
+
+
+def is_dark(name: str) -> bool:
+    """Is theme `name` light text on a dark background?"""
+    return contrast_ratio(_hex_rgb(palette(name).background), (0, 0, 0)) < 5.0
+
+
+def contrast_pairs(name: str) -> dict[str, tuple[str, str, float]]:
+    """What a theme draws on what, for the WCAG checks: label → (foreground,
+    background, the ratio required: 4.5 for text, 3 for lines, frames and marks)."""
+    p = palette(name)
+    select, select_text, link = SELECTION[name]
+    return {
+        "text on background": (p.text, p.background, 4.5),
+        "text on panels": (p.text, p.panel, 4.5),
+        "muted text on panels": (p.muted, p.panel, 4.5),
+        "selected text": (select_text, select, 4.5),
+        "links": (link, p.background, 4.5),
+        "query-row outline": (p.highlight, p.background, 3.0),
+        "grid lines": (p.grid, p.background, 3.0),
+        "hatch on blocked cells": (p.hatch, p.blocked, 3.0),
+    }
+
+
+def contrast_figures(name: str) -> dict[str, float]:
+    """The measured ratio of each pair of `contrast_pairs(name)`, and the weakest of the
+    inspected-head frames (one colour per head) against the background."""
+    figures = {
+        label: round(contrast_ratio(_hex_rgb(fg), _hex_rgb(bg)), 2)
+        for label, (fg, bg, _need) in contrast_pairs(name).items()
+    }
+    background = _hex_rgb(palette(name).background)
+    figures["inspected-head frame (weakest head)"] = round(
+        min(
+            contrast_ratio(_hex_rgb(frame_color(i, name)), background)
+            for i in range(len(HEAD_COLORS))
+        ),
+        2,
+    )
+    return figures
+
+
+# what each figure of contrast_figures needs (4.5:1 text, 3:1 lines and frames)
+FRAME_NEED = 3.0
+
 
 # The red of an error message or a wrong answer: readable on the light and dark backgrounds.
 ERROR_RED = "#c62828"
@@ -101,7 +194,7 @@ def palette(name: str) -> Palette:
     try:
         return PALETTES[name]
     except KeyError:
-        raise ValueError(f"unknown theme {name!r}; choose light or dark") from None
+        raise ValueError(f"unknown theme {name!r}; choose {', '.join(PALETTES)}") from None
 
 
 def _lut(stops: list[tuple[float, str]], size: int = 256) -> np.ndarray:

@@ -22,6 +22,7 @@ class FormulasDialog(QDialog):
         layout = QVBoxLayout(self)
         self.browser = QTextBrowser(self)
         self.browser.setObjectName("formulasText")
+        self.browser.setAccessibleName("Formulas")
         layout.addWidget(self.browser)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.close)

@@ -57,6 +57,7 @@ class ConfigPanel(QWidget):
         super().__init__(parent)
         self.document = document
         self.setObjectName("configPanel")
+        self.setAccessibleName("Configuration")
         outer = QVBoxLayout(self)
         outer.setContentsMargins(6, 6, 6, 6)
         form = QFormLayout()
@@ -130,6 +131,10 @@ class ConfigPanel(QWidget):
         self.rope.toggled.connect(self._on_rope)
         self.rope_theta = QLineEdit(self)
         self.rope_theta.setObjectName("ropeTheta")
+        self.rope_theta.setAccessibleName("RoPE base theta")
+        self.rope_theta.setAccessibleDescription(
+            "RoPE's base θ: pair j turns by position · θ^(−2j/d_k)"
+        )
         self.rope_theta.setToolTip("RoPE's base θ: pair j turns by position · θ^(−2j/d_k)")
         self.rope_theta.setFixedWidth(self.fontMetrics().horizontalAdvance("5000000.0") + 16)
         self.rope_theta.editingFinished.connect(self._on_theta_edited)
@@ -146,6 +151,8 @@ class ConfigPanel(QWidget):
         self.default_scale.toggled.connect(self._on_default_scale)
         self.scale_edit = QLineEdit(self)
         self.scale_edit.setObjectName("scaleEdit")
+        self.scale_edit.setAccessibleName("Custom score scale")
+        self.scale_edit.setAccessibleDescription("A positive factor multiplying Q Kᵀ")
         self.scale_edit.setToolTip("Custom factor multiplying Q Kᵀ (a positive number)")
         self._fit_scale_edit()
         self.scale_edit.editingFinished.connect(self._on_scale_edited)

@@ -90,6 +90,13 @@ class MatrixTable(QTableView):
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.setAccessibleName(f"{model.name} matrix")
+        self.setAccessibleDescription(
+            "Arrow keys move between cells, F2 or typing edits one; Tab and Shift+Tab "
+            "leave the table"
+        )
+        # Tab leaves the table instead of walking its cells (no keyboard trap: WCAG 2.1.2);
+        # the arrows move between cells
+        self.setTabKeyNavigation(False)
         model.rejected.connect(self.message)
         self.viewport().installEventFilter(self)
         self._scrub: tuple | None = None

@@ -40,7 +40,7 @@ from PySide6.QtCore import QObject, QSettings, Signal
 from mha_gui import theme
 from mha_gui.engine.stage_panels import check_weights_range
 
-THEMES = ("light", "dark", "system")
+THEMES = ("light", "dark", "system", "high-contrast-light", "high-contrast-dark")
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5)
 
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from mha_gui import theme
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stage_panels import weights_colours
+from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot
@@ -151,6 +152,7 @@ class QueryStrip(QWidget):
         self.panels, self.titles = {}, {}
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setObjectName("queryStripCanvas")
+        attach_strip(self.canvas, self)  # keyboard cursor, accessible tables
         self.canvas.ci.setContentsMargins(4, 2, 4, 2)
         if old is None:
             self._layout.addWidget(self.canvas)

@@ -33,6 +33,7 @@ from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
 
 from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
+from mha_gui.views.accessibility.heatmap_access import attach_stage
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
@@ -217,9 +218,11 @@ class SceneStack:
         canvas.setObjectName("attentionCanvas")
         canvas.ci.setContentsMargins(6, 6, 6, 6)
         holder = scroll_holder(canvas)
+        scene = StageScene(stage, canvas, holder)
+        attach_stage(scene, self._stack.parentWidget())  # keyboard cursor, accessible tables
         self._stack.addWidget(holder)
         self._stack.setCurrentWidget(holder)
-        return StageScene(stage, canvas, holder)
+        return scene
 
     def every(self) -> list[StageScene]:
         return [self.current, *self.kept.values()]

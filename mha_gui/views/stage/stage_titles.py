@@ -64,7 +64,7 @@ class StageTitles:
             self._set(head, text, colour, size, head == inspected)
         for (_kind, head), panel in scene.panels.items():
             on = head >= 0 and head == inspected
-            panel.set_frame(theme.head_color(head) if on else None)
+            panel.set_frame(theme.frame_color(head, options.theme) if on else None)
             panel.set_query(query)
         if scene.bands is not None:
             scene.bands.show(inspected)

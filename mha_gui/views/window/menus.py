@@ -13,10 +13,17 @@ from PySide6.QtWidgets import QMenu
 from mha_gui import theme
 from mha_gui.engine.models.families import family_titles
 from mha_gui.engine.presets import PRESETS
+from mha_gui.views.accessibility.panes import install_accessibility
 from mha_gui.views.dialogs.open_model_dialog import open_model
 from mha_gui.views.window import registry
 
-THEME_LABELS = (("light", "&Light"), ("dark", "&Dark"), ("system", "&System"))
+THEME_LABELS = (
+    ("system", "&System"),
+    ("light", "&Light"),
+    ("dark", "&Dark"),
+    ("high-contrast-light", "&High contrast light"),
+    ("high-contrast-dark", "High &contrast dark"),
+)
 WEIGHTS_RANGE_LABELS = (
     ("fixed", "&Fixed, 0 to 1"),
     ("head", "Divided by the &head's largest weight"),
@@ -181,6 +188,8 @@ def build_view_menu(window) -> None:
     panels.setObjectName("menu.panels")
     for dock in window.docks.values():
         panels.addAction(dock.toggleViewAction())
+    view_menu.addSeparator()
+    install_accessibility(window, view_menu)  # F6 / Shift+F6 between panes; names
 
 
 def _choices(window, menu, setting: str, labels, choose) -> dict[str, QAction]:
