@@ -97,7 +97,7 @@ class Stage:
 
     @property
     def heading(self) -> str:
-        """"Stage 4 · Attention weights": how every figure, page and panel names a stage."""
+        """ "Stage 4 · Attention weights": how every figure, page and panel names a stage."""
         return f"Stage {self.number} · {self.title}"
 
 

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui import theme
+from mha_gui.engine.notation import rich_text
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.settings.display_options import bind_display
 from mha_gui.views.widgets.flow_layout import FlowLayout
@@ -381,7 +382,7 @@ class StageBar(QWidget):
         self.title_label.setText(f"{stage.index + 1}/{len(STAGES)}  {stage.title}")
         self.what_label.setText(stage.what)
         self.what_label.setToolTip(stage.what)
-        self.formula_label.setText(formula_for(stage, c))
+        self.formula_label.setText(rich_text(formula_for(stage, c)))
         self.shapes_label.setText(shapes_line(stage, c))
         self.prev_button.setEnabled(view.stage > 0)
         self.next_button.setEnabled(view.stage < len(STAGES) - 1)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mha_gui.engine.notation import unicode_text
 from mha_gui.views.dialogs.formulas_dialog import FormulasDialog
 from mha_gui.views.editors.config_panel import ConfigPanel
 from mha_gui.views.editors.matrix_editor import MatrixEditor
@@ -112,7 +113,7 @@ class MainWindow(FileActions, EditActions, Recovery, QMainWindow):
         self.setCentralWidget(central)
 
     def _dock(self, name: str, title: str, widget: QWidget, area) -> QDockWidget:
-        dock = QDockWidget(title, self)
+        dock = QDockWidget(unicode_text(title), self)  # its tab and View ▸ Panels entry
         dock.setObjectName(f"dock.{name}")
         dock.setWidget(widget)
         dock.setFeatures(

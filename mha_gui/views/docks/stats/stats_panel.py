@@ -75,7 +75,7 @@ def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> 
         short = f"({html.escape(human(value))}) " if value >= 1000 else ""
         note = f"{short}{GROWTH[s.name]}".strip()
         flops.append(
-            f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;{s.index} {s.name}</td>"
+            f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;{s.number} {s.name}</td>"
             f"<td align='right' style='padding-right:10px'>{value:,}</td>"
             f"<td style='padding-right:10px'>{graph}</td>"
             f"<td style='color:{pal.muted}'>{note}</td></tr>"
@@ -139,8 +139,8 @@ class StatsPanel(QTextBrowser):
             "change of n, d_model, the heads and the switches."
         )
         self._stale = False
+        # configChanged alone: a shape change always comes with one (one refresh, not two)
         document.configChanged.connect(self._changed)
-        document.shapeChanged.connect(self._changed)
         self.refresh()
         if settings is not None:
             settings.follow("theme", self.set_theme)
