@@ -268,7 +268,9 @@ def _paint_panel(
         _paint_off(painter, heat, pal)
     for start, stop, hd in p.col_blocks:
         if hd in p.off_blocks:
-            _paint_off(painter, QRectF(g.x + start * cell, g.y, (stop - start) * cell, nr * cell), pal)
+            _paint_off(
+                painter, QRectF(g.x + start * cell, g.y, (stop - start) * cell, nr * cell), pal
+            )
 
     # column-block separators (concat) and marked block
     if p.col_blocks:

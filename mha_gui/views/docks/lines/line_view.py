@@ -52,7 +52,7 @@ class LineView(DrawingWidget):
         self.hovered(None)
         super().leaveEvent(event)
 
-    def make_drawing(self) -> LinesDrawing:
+    def make_drawing(self, interactive: bool = True) -> LinesDrawing:
         doc = self.document
         c = doc.config
         self.hidden = {i for i in self.hidden if i < c.h}
@@ -65,7 +65,12 @@ class LineView(DrawingWidget):
             query=doc.view.query,
             inspected=doc.view.head,
             weights_range=self.weights_range,
+            interactive=interactive,
         )
+
+    def export_drawing(self, vector: bool) -> LinesDrawing:
+        """The figure on paper: no "hover a token…" (a file has no mouse)."""
+        return self.make_drawing(interactive=False)
 
 
 register_view(ViewSpec("lines", LineView, "lineView", "Token lines", figure="lines"))

@@ -58,12 +58,18 @@ class NeuronView(DrawingWidget):
         if kind == "key":
             self.set_key(None if index == self.key else index)
 
-    def make_drawing(self) -> NeuronDrawing:
+    def make_drawing(self, interactive: bool = True) -> NeuronDrawing:
         doc = self.document
         if self.key is not None and self.key >= doc.config.n:
             self.key = None  # fewer tokens now
         view = doc.view
-        return NeuronDrawing(doc, view.head, view.query, self.key, self.weights_range)
+        return NeuronDrawing(
+            doc, view.head, view.query, self.key, self.weights_range, interactive=interactive
+        )
+
+    def export_drawing(self, vector: bool) -> NeuronDrawing:
+        """The figure on paper: no "click a key below…" (a file has no mouse)."""
+        return self.make_drawing(interactive=False)
 
 
 register_view(ViewSpec("neuron", NeuronView, "neuronView", "Neuron view", figure="neuron"))
