@@ -55,3 +55,16 @@ def test_off_from_the_mixing_on(preset):
     (h,) = [g.panel for g in concat.panels]
     assert h.off_blocks == (1,)
     assert "head 1 off" in concat.scene.info
+
+
+def test_the_snapshot_difference_shows_what_switching_off_changed():
+    """now − snapshot with head 1 switched off since: its panel is drawn (the change is
+    the point), its title says "off now" after the Δ symbol."""
+    from mha_gui.engine.difference import DifferenceData
+    from mha_gui.export.figures.difference import difference_scene
+
+    then = load_preset("toy")
+    scene = difference_scene(DifferenceData(ablated("toy"), then), "mixing")
+    panels = {p.head: p for r in scene.rows for p in r.panels}
+    assert not panels[1].off and panels[1].title.endswith("· off now")
+    assert panels[1].title.startswith("head 1 · ΔZ₁ · max|Δ|")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from mha_gui.engine.stage_panels import check_weights_range
 from mha_gui.export.figures.neuron import NeuronDrawing
+from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.window.registry import ViewSpec, register_view
 
@@ -66,6 +67,10 @@ class NeuronView(DrawingWidget):
         return NeuronDrawing(
             doc, view.head, view.query, self.key, self.weights_range, interactive=interactive
         )
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        widen_on_show(self, lambda: self.sizeHint().width())  # the dock fits the figure
 
     def export_drawing(self, vector: bool) -> NeuronDrawing:
         """The figure on paper: no "click a key below…" (a file has no mouse)."""
