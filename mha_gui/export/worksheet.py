@@ -240,10 +240,11 @@ class _Pages:
                     self.p.setPen(text)
                     self.p.setBrush(Qt.NoBrush)
                     self.p.drawRect(QRectF(r.x() + 2, y + 1, cw - 4, ROW_H - 2))
-                    self.p.setFont(make_font(6.5))
+                    # the box's number, as the answer key lists it, legible in a corner
+                    self.p.setFont(make_font(7.5, True))
                     self.p.setPen(muted)
                     self.p.drawText(
-                        QRectF(r.x() + 3.5, y + 2, 14, 8), Qt.AlignLeft | Qt.AlignTop, str(number)
+                        QRectF(r.x() + 3.5, y + 1.5, 16, 9), Qt.AlignLeft | Qt.AlignTop, str(number)
                     )
                     continue
                 self.p.setFont(font)

@@ -73,3 +73,19 @@ def test_question_pages_are_filled_at_a_readable_size(preset, stage, pages, tmp_
 def test_a_small_layer_prints_larger_than_ten_points(tmp_path):
     pdf = write_worksheet(tmp_path / "w.pdf", load_preset("toy"), "weights", 4, 2)
     assert min(number_heights(pdf, 1)) > TEN_PT * 1.3
+
+
+def test_boxes_are_numbered_as_the_key_lists_them():
+    from mha_gui.export.worksheet_plan import plan_worksheets
+
+    for preset, stage in (("toy", "weights"), ("gqa", "projections"), ("causal-6x16", "output")):
+        for sheet in plan_worksheets(load_preset(preset), stage, 5, 3, students=3):
+            numbered = {}
+            for t in sheet.fill:
+                for (r, c), k in t.boxes.items():
+                    numbered[k] = (t.title, r, c)
+            assert sorted(numbered) == list(range(1, len(sheet.key) + 1))
+            for k, (title, r, c) in numbered.items():
+                cell = sheet.exercise.cells[k - 1]
+                assert (cell.symbol, cell.row, cell.col) == (title, r, c)
+                assert sheet.key[k - 1][0].startswith(f"{k}.  {cell.name} = ")

@@ -206,10 +206,12 @@ class ExercisePanel(QWidget):
             )
 
     # ----------------------------------------------------------------- blanks -------
-    def _hidden(self, kind: str, head: int | None) -> set[tuple[int, int]]:
+    def _hidden(self, kind: str, head: int | None) -> dict[tuple[int, int], int]:
+        """{(row, col): its number in the list (1, 2, …)} of one panel's blanks: a view
+        can draw each box with the number the panel lists it under."""
         if self.exercise is None:
-            return set()
-        return set(self.exercise.panel_blanks(kind, head))
+            return {}
+        return {rc: i + 1 for rc, i in self.exercise.panel_blanks(kind, head).items()}
 
     def _build_rows(self) -> None:
         self._clear_rows()
