@@ -16,6 +16,7 @@ inspected. Without a model, the view says how to open one.
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QSignalBlocker, Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -133,6 +134,8 @@ class ModelCanvas(DrawingWidget):
             self.refresh()
 
     def _on_done(self, job, key, maps) -> None:
+        if not shiboken6.isValid(self):  # the window closed while the maps were computed
+            return
         if job is self.job:
             self.job = None
             self.maps, self.maps_key = maps, key
@@ -140,6 +143,8 @@ class ModelCanvas(DrawingWidget):
             self.refresh()
 
     def _on_failed(self, job, key, reason: str) -> None:
+        if not shiboken6.isValid(self):
+            return
         if job is self.job:
             self.job = None
             self.error = (key, reason)
@@ -158,6 +163,8 @@ class ModelCanvas(DrawingWidget):
         self.rolesChanged.emit()
 
     def _on_roles(self, job, maps, roles, reason: str) -> None:
+        if not shiboken6.isValid(self):  # the window closed while the roles were measured
+            return
         if job is self.roles_job:
             self.roles_job = None
             if maps is self.maps:
