@@ -23,6 +23,7 @@ teacher's tolerance. A hint is the cell's hover explanation with its result repl
 
 from __future__ import annotations
 
+import html
 import math
 import numbers
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mha_gui.engine.explain import explain_cell
+from mha_gui.engine.notation import rich_text, unicode_text
 from mha_gui.engine.numbers import NumberFormat, num
 from mha_gui.engine.panel_kinds import KINDS, panel_key
 from mha_gui.engine.session import Session
@@ -49,10 +51,29 @@ class Cell:
     col: int
     symbol: str  # "A_1", "K_0", "Y"
     value: float
+    row_name: str = ""  # the row's token ("cat"), as the panel's axis names it
+    col_name: str = ""  # the column's token (a key) or feature number
 
     @property
     def label(self) -> str:
+        """`A_1[2,0]`: the cell by its indices (stable; what a copied matrix says)."""
         return f"{self.symbol}[{self.row},{self.col}]"
+
+    @property
+    def name(self) -> str:
+        """`A₀[cat, down]`: the cell as a person reads it — the symbol typeset in Unicode,
+        rows and key columns by their tokens (feature columns keep their numbers)."""
+        row = self.row_name or str(self.row)
+        col = self.col_name or str(self.col)
+        return f"{unicode_text(self.symbol)}[{row}, {col}]"
+
+    @property
+    def name_html(self) -> str:
+        """`name` as Qt rich text: the symbol typeset, the tokens escaped (a token may
+        hold `<`, `_` or `^` and is printed as it is)."""
+        row = html.escape(self.row_name or str(self.row))
+        col = html.escape(self.col_name or str(self.col))
+        return f"{rich_text(self.symbol)}[{row}, {col}]"
 
     @property
     def key(self) -> tuple[str, int, int, int]:
@@ -69,6 +90,7 @@ def stage_cells(session: Session, stage, trace=None) -> tuple[list[Cell], Number
     for panel in view.panels:
         sym = panel.symbol.text
         m = panel.matrix
+        rows, cols = _axis_names(panel.row_labels), _axis_names(panel.col_labels)
         for r in range(m.shape[0]):
             for c in range(m.shape[1]):
                 if panel.blocked is not None and panel.blocked[r, c]:
@@ -76,11 +98,67 @@ def stage_cells(session: Session, stage, trace=None) -> tuple[list[Cell], Number
                 if not math.isfinite(m[r, c]) or (sym, r, c) in seen:
                     continue
                 seen.add((sym, r, c))
-                cells.append(Cell(panel.kind, panel.head, r, c, sym, float(m[r, c])))
+                cell = Cell(panel.kind, panel.head, r, c, sym, float(m[r, c]), rows[r], cols[c])
+                cells.append(cell)
     return cells, view.fmt
 
 
-def _pick(cells: list[Cell], stage: Stage, blanks, seed) -> list[Cell]:
+def _axis_names(labels: list[str]) -> list[str]:
+    """An axis's labels as cell names: a token that occurs twice gets its position
+    (`the@0`, `the@4`), so every name points at one cell."""
+    seen = [str(x) for x in labels]
+    return [x if seen.count(x) == 1 else f"{x}@{i}" for i, x in enumerate(seen)]
+
+
+def shortcut_groups(cells: list[Cell], stage: Stage) -> dict[int, tuple]:
+    """Cell index → its group: cells the stage's page ties by an identity a student can
+    use instead of the formula — a row of weights sums to 1, and Y = Σ_i C_i at the
+    output. A blank alone in its group can be read off the shown (rounded) neighbours."""
+    if stage.name == "weights":
+        return {i: ("A", c.head, c.row) for i, c in enumerate(cells)}
+    if stage.name == "output":
+        return {i: ("Y", c.row, c.col) for i, c in enumerate(cells)}
+    return {}
+
+
+def _shortcut_value(blank: Cell, others: list[Cell], stage: Stage, fmt: NumberFormat) -> float:
+    """What the identity gives for `blank` from its group's shown, rounded cells."""
+
+    def shown(c: Cell) -> float:  # the number as printed ("≈0": about 0), in real units
+        text = fmt.plain(c.value)
+        return 0.0 if text == "≈0" else parse_value(text) * 10.0**fmt.exponent
+
+    if stage.name == "weights":
+        return 1.0 - sum(shown(c) for c in others)
+    parts = sum(shown(c) for c in others if c.kind == "C")
+    if blank.kind == "Y":
+        return parts + (blank.value - sum(c.value for c in others if c.kind == "C"))
+    y = next((shown(c) for c in others if c.kind == "Y"), None)
+    return blank.value if y is None else y - parts
+
+
+def misleading(cells: list[Cell], chosen: set[int], stage: Stage, fmt: NumberFormat) -> list[int]:
+    """The chosen blanks a shortcut answers wrongly: alone in their group, and the
+    identity on the shown neighbours gives a number the key would mark wrong."""
+    groups = shortcut_groups(cells, stage)
+    tol = shown_tolerance(fmt)
+    bad = []
+    for i in chosen:
+        if i not in groups:
+            continue
+        group = [j for j, g in groups.items() if g == groups[i]]
+        if len(group) < 2 or any(j in chosen for j in group if j != i):
+            continue
+        others = [cells[j] for j in group if j != i]
+        if abs(_shortcut_value(cells[i], others, stage, fmt) - cells[i].value) > tol + 1e-12:
+            bad.append(i)
+    return sorted(bad)
+
+
+def _pick(cells: list[Cell], stage: Stage, blanks, seed, fmt: NumberFormat) -> list[Cell]:
+    """`blanks` cells chosen by `seed` (same seed, same cells); at the weights and output
+    stages, never a blank whose shortcut (1 − the row's other shown weights; Y = Σ_i C_i)
+    gives a number its key marks wrong (see `misleading`)."""
     if isinstance(blanks, bool) or not isinstance(blanks, numbers.Integral) or blanks < 1:
         raise ValueError(f"the number of blanks must be a whole number ≥ 1, got {blanks!r}")
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
@@ -91,7 +169,41 @@ def _pick(cells: list[Cell], stage: Stage, blanks, seed) -> list[Cell]:
             f"to fill in this layer"
         )
     chosen = np.random.default_rng(int(seed)).choice(len(cells), size=int(blanks), replace=False)
-    return [cells[i] for i in sorted(int(i) for i in chosen)]
+    picked = {int(i) for i in chosen}
+    if shortcut_groups(cells, stage) and misleading(cells, picked, stage, fmt):
+        picked = _pick_without_shortcuts(cells, stage, int(blanks), int(seed), fmt)
+    return [cells[i] for i in sorted(picked)]
+
+
+def _pick_without_shortcuts(
+    cells: list[Cell], stage: Stage, blanks: int, seed: int, fmt: NumberFormat
+) -> set[int]:
+    """`blanks` cells in the seed's order where no blank is a lone cell of its group
+    that the identity (row sums to 1, Y = Σ C_i) would answer differently from the key:
+    such a cell comes with a second blank of its group, or is passed over."""
+    groups = shortcut_groups(cells, stage)
+    order = [int(i) for i in np.random.default_rng(seed).permutation(len(cells))]
+    picked: set[int] = set()
+    for i in order:
+        if len(picked) == blanks:
+            break
+        if i in picked:
+            continue
+        if not misleading(cells, picked | {i}, stage, fmt):
+            picked.add(i)
+            continue
+        partner = next(
+            (j for j in order if j not in picked and j != i and groups[j] == groups[i]), None
+        )
+        if partner is not None and blanks - len(picked) >= 2:
+            picked |= {i, partner}
+    if len(picked) < blanks:
+        raise ValueError(
+            f"stage {stage.name!r} cannot hide {blanks} cells so that none can be read off "
+            f"its row's other (rounded) numbers with a different answer; "
+            f"hide {len(picked)} or more cells of one row"
+        )
+    return picked
 
 
 def shown_tolerance(fmt: NumberFormat) -> float:
@@ -108,9 +220,10 @@ def check_answer(answer, value: float, tolerance: float) -> bool:
 
 
 def answer_text(cell: Cell, fmt: NumberFormat) -> str:
-    """The answer as the window would print it: `A_1[2,0] = 0.42`."""
+    """The answer as the window would print it, the cell named by its tokens:
+    `A₁[cat, the] = 0.42`."""
     text = fmt.plain(cell.value)
-    return f"{cell.label} = {text}" + (f" ×10^{fmt.exponent}" if fmt.exponent else "")
+    return f"{cell.name} = {text}" + (f" ×10^{fmt.exponent}" if fmt.exponent else "")
 
 
 def worked_text(session: Session, cell: Cell, trace=None) -> str:
@@ -219,8 +332,8 @@ class Exercise:
         self.answers[i] = given
         self.results[i] = right and i not in self.revealed
         if right:
-            return Verdict(True, f"{cell.label}: right ({num(given)})")
-        return Verdict(False, f"{cell.label}: not {num(given)}; try again or ask for a hint")
+            return Verdict(True, f"{cell.name}: right ({num(given)})")
+        return Verdict(False, f"{cell.name}: not {num(given)}; try again or ask for a hint")
 
     def hint(self, i: int) -> str:
         return self.hints[i]
@@ -255,7 +368,7 @@ def make_exercise(
     s = as_stage(stage)
     t = trace if trace is not None else session.run()
     cells, fmt = stage_cells(session, s, t)
-    chosen = _pick(cells, s, blanks, seed)
+    chosen = _pick(cells, s, blanks, seed, fmt)
     if tolerance is None:
         tol = shown_tolerance(fmt)
     elif (

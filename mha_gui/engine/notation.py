@@ -7,6 +7,8 @@ its group's K_g, V_g (GQA/MQA), and a caption says which heads share them.
 
 from __future__ import annotations
 
+import html
+import re
 from dataclasses import dataclass
 
 from mha_gui.engine.config import Config
@@ -28,7 +30,9 @@ class Symbol:
 # The rotated projections' letters (Unicode with a combining tilde, LaTeX).
 ROTATED = {"QR": (Q_ROT, r"\tilde{Q}"), "KR": (K_ROT, r"\tilde{K}")}
 
-LAYER_TITLES = {"X": "input X", "H": "H = Concat(Z₀ … Z_{h−1})", "Y": "output Y"}
+# Layer panels' titles, in Unicode so that plain and rich text show the same
+# (`Concat(Z₀, …, Zₕ₋₁)`, as the stage formula reads).
+LAYER_TITLES = {"X": "input X", "H": "H = Concat(Z₀, …, Zₕ₋₁)", "Y": "output Y"}
 
 
 def symbol(kind: str, head: int | None, config: Config) -> Symbol:
@@ -95,3 +99,66 @@ def _sharing(c: Config, sym: str) -> str:
     if c.h_kv > 3:
         return f"each {sym}_g is shared by {per} heads: head i uses g = i // {per}"
     return ", ".join(f"heads {g * per}–{(g + 1) * per - 1} share {sym}_{g}" for g in range(c.h_kv))
+
+
+# ---- typesetting formula text -------------------------------------------------------
+# The stages write formulas once, in plain Unicode with TeX-like scripts: `W_i^Q`,
+# `K_iᵀ`, `√d_k`, `ℝ^(n×d_model)`, `Z_{h−1}`, `e^{S_1[0,j]}`. `rich_text` typesets them
+# for Qt labels and figures (HTML <sub>/<sup>), `unicode_text` for places that show only
+# plain text (menus, dock titles, window titles).
+
+# A script: `_{…}` / `^{…}` / `^(…)` (the parentheses are the shape's, they are dropped),
+# or a run of letters and digits after `_` / `^`.
+_SCRIPT = re.compile(
+    r"([_^])(?:\{([^{}]*)\}|\(([^()]*)\)"
+    # an exponent that is an indexed entry (`e^S_1[2,j]`) or a signed decimal (`e^−0.7`)
+    r"|(?<=\^)([A-Za-z]+_[A-Za-z0-9]+\[[^\[\]]*\]|[−-]?\d+(?:\.\d+)?(?![A-Za-z]))"
+    r"|([A-Za-z0-9]+))"
+)
+
+
+def _scripts(text: str, depth: int) -> str:
+    def one(m: re.Match) -> str:
+        body = next(g for g in m.groups()[1:] if g is not None)
+        inner = _scripts(body, depth + 1)
+        if depth:  # Qt's rich text cannot raise or lower text twice: a script inside a
+            return f"<small>{inner}</small>"  # script is set smaller on its baseline
+        tag = "sub" if m.group(1) == "_" else "sup"
+        return f"<{tag}>{inner}</{tag}>"
+
+    return _SCRIPT.sub(one, text)
+
+
+def rich_text(text: str) -> str:
+    """Formula text as Qt rich text: `W_i^Q` → W<sub>i</sub><sup>Q</sup>, `Z_{h−1}` →
+    Z<sub>h−1</sub>, `ℝ^(n×d_model)` → ℝ<sup>n×d<small>model</small></sup> (Qt cannot nest
+    a subscript in a superscript, so the inner script is smaller on the outer's line and
+    `model` never falls under ℝ). Everything else is HTML-escaped, so `<s>` stays text."""
+    return _scripts(html.escape(text, quote=False), 0)
+
+
+_UNICODE_SUB = dict(
+    zip("0123456789+−-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ", strict=True)
+)
+_UNICODE_SUP = dict(
+    zip(
+        "0123456789+−-=()ABDEGHIJKLMNOPRTUVWabcdefghijklmnoprstuvwxyz",
+        "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᴬᴮᴰᴱᴳᴴᴵᴶᴷᴸᴹᴺᴼᴾᴿᵀᵁⱽᵂᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻ",
+        strict=True,
+    )
+)
+
+
+def unicode_text(text: str) -> str:
+    """Formula text for plain-text places (menus, dock titles): every script Unicode has
+    characters for is set in them (`W_0^K` → W₀ᴷ, `Z_{h−1}` → Zₕ₋₁); a script it has no
+    characters for keeps its mark (`W^Q`: there is no superscript Q), never a wrong letter."""
+
+    def one(m: re.Match) -> str:
+        body = next(g for g in m.groups()[1:] if g is not None)
+        table = _UNICODE_SUB if m.group(1) == "_" else _UNICODE_SUP
+        if all(ch in table for ch in body):
+            return "".join(table[ch] for ch in body)
+        return m.group(0)
+
+    return _SCRIPT.sub(one, text)

@@ -156,7 +156,7 @@ class StageView:
 
     @property
     def title(self) -> str:
-        return f"Stage {self.stage.index} · {self.stage.title}"
+        return self.stage.heading
 
     @property
     def panels(self) -> list[PanelView]:

@@ -1,18 +1,20 @@
 """Animated GIF walkthrough: one frame per stage (all seven), written by Pillow.
 
-Frames are PNG-quality QImage renders of `figure.render_image`, padded to the tallest
-stage so every frame has the same size (the figure's top-left stays put, like slides).
+Frames are slides: 16:9, every stage's figure (PNG-quality, `drawing.render_drawing`)
+scaled to fit the frame and centred, so a projector shows each stage whole.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageChops
 
 from mha_gui import theme
 from mha_gui.engine.session import Session
 from mha_gui.engine.stages import STAGES
-from mha_gui.export.figure import render_image
+from mha_gui.export.drawing import render_drawing
+from mha_gui.export.figure import StageFigure, figure_layout
+from mha_gui.export.layout import MARGIN
 
 DEFAULT_GIF_WIDTH = 1200  # a 7-frame GIF at 1600 px is several MB; 1200 is still sharp
 
@@ -27,6 +29,11 @@ def qimage_to_pil(img) -> Image.Image:
     return Image.fromarray(arr, "RGB")
 
 
+def frame_size(width: int) -> tuple[int, int]:
+    """A slide's frame: `width` px wide, 16:9."""
+    return width, max(1, round(width * 9 / 16))
+
+
 def stage_frames(
     session: Session,
     *,
@@ -37,32 +44,44 @@ def stage_frames(
     colormap: str = theme.DEFAULT_COLORMAP,
     weights_range: str = "fixed",
 ) -> list[Image.Image]:
+    """One 16:9 frame per stage (a slide): each stage's figure cropped to what it draws,
+    as large as the frame allows and centred on the theme's background. (A figure is at
+    least layout.MIN_WIDTH wide, so a small stage would otherwise sit off-centre.)"""
     trace = session.run()
-    w = int(width or DEFAULT_GIF_WIDTH)
-    frames = [
-        qimage_to_pil(
-            render_image(
-                session,
-                s,
-                head=head,
-                query=query,
-                width=w,
-                theme_name=theme_name,
-                trace=trace,
-                colormap=colormap,
-                weights_range=weights_range,
-            )
-        )
-        for s in STAGES
-    ]
-    height = max(f.height for f in frames)
+    w, h = frame_size(int(width or DEFAULT_GIF_WIDTH))
     bg = theme.palette(theme_name).background
     out = []
-    for f in frames:
-        canvas = Image.new("RGB", (w, height), bg)
-        canvas.paste(f, (0, 0))
+    for s in STAGES:
+        fig = StageFigure(
+            figure_layout(
+                session, s, head=head, query=query, trace=trace, weights_range=weights_range
+            )
+        )
+        left, top, right, bottom = _ink(fig, theme_name, colormap, bg)
+        scale = min(w / (right - left), h / (bottom - top))
+        img = qimage_to_pil(
+            render_drawing(fig, max(1, round(fig.width * scale)), theme_name, colormap)
+        )
+        box = [round(v * scale) for v in (left, top, right, bottom)]
+        part = img.crop((box[0], box[1], min(box[2], box[0] + w), min(box[3], box[1] + h)))
+        canvas = Image.new("RGB", (w, h), bg)
+        canvas.paste(part, ((w - part.width) // 2, (h - part.height) // 2))
         out.append(canvas)
     return out
+
+
+def _ink(fig, theme_name: str, colormap: str, bg: str) -> tuple[float, float, float, float]:
+    """The box of what a figure draws, in its logical units, with a margin around it."""
+    img = qimage_to_pil(render_drawing(fig, max(1, round(fig.width)), theme_name, colormap))
+    box = ImageChops.difference(img, Image.new("RGB", img.size, bg)).getbbox()
+    left, top, right, bottom = box or (0, 0, img.width, img.height)
+    pad = MARGIN * 0.75
+    return (
+        max(0.0, left - pad),
+        max(0.0, top - pad),
+        min(fig.width, right + pad),
+        min(fig.height, bottom + pad),
+    )
 
 
 def write_gif(

@@ -64,14 +64,6 @@ def write_handout(
             y += 16
             y += figure.draw_rich_wrapped(painter, MARGIN, y, inner, stage.what, 10.5, pal.text)
             y += 10
-            # the figure without its title block, page-wide, at most half the page tall
-            lay = figure.layout_scene(scene, vector=True, header=False)
-            s = min(inner / lay.width, (PAGE_H * 0.5) / lay.height)
-            with saved(painter):
-                painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
-                painter.scale(s, s)
-                figure.paint_scene(painter, lay, "light", colormap)
-            y += lay.height * s + 14
             # matrices as numbers, flowed left to right while they fit the page
             mats = [
                 (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
@@ -79,7 +71,16 @@ def write_handout(
                 if max(p.matrix.shape) <= TABLE_MAX_SIDE
             ]
             kind = "weights" if stage.name == "weights" else "values"
-            y = _tables(painter, mats, y, pal, decimals, kind)
+            # the figure without its title block, and the tables: both as large as the
+            # page allows (the page is filled, no table below TABLE_MIN_PX)
+            lay = figure.layout_scene(scene, vector=True, header=False)
+            s, px = _page_plan(lay, mats, y, decimals, kind)
+            with saved(painter):
+                painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
+                painter.scale(s, s)
+                figure.paint_scene(painter, lay, "light", colormap)
+            y += lay.height * s + 14
+            y = _tables(painter, mats, y, pal, decimals, kind, px)
             painter.setFont(figure.make_font(8))
             painter.setPen(figure.qcolor(pal.muted))
             painter.drawText(
@@ -94,12 +95,53 @@ def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
     return fixed_format(max((peak(m) for m in mats), default=0.0), decimals, kind)
 
 
-def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -> float:
+TABLE_PX = (12.0, 11.0, 10.0, 9.0, 8.0, 7.0)  # the tables' text, largest first (points)
+TABLE_MIN_PX = TABLE_PX[-1]
+FIGURE_MIN_SHARE = 0.4  # the figure keeps at least this share of the page's height
+
+
+def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, float]:
+    """(figure scale, table text size) that fill the page below `y`: the largest table
+    text at which every table fits and the figure still gets FIGURE_MIN_SHARE of the
+    page (or its full width), the figure then taking all the room the tables leave."""
+    inner = PAGE_W - 2 * MARGIN
+    bottom = PAGE_H - MARGIN - 6
+    widest = inner / lay.width
+    least = min(widest, PAGE_H * FIGURE_MIN_SHARE / lay.height)
+    for px in TABLE_PX:
+        tables = _tables(None, mats, 0.0, None, decimals, kind, px, measure=True)
+        room = bottom - y - 14 - tables
+        s = min(widest, room / lay.height)
+        if s >= least * 0.999 and _fits(mats, decimals, kind, px):
+            return s, px
+    # too many numbers for one page: the figure takes up to half of it (as it always did),
+    # the tables that fit follow at the smallest size
+    return min(widest, PAGE_H * 0.5 / lay.height), TABLE_MIN_PX
+
+
+def _fits(mats, decimals: int, kind: str, px: float) -> bool:
+    """Every table is narrower than the page at text size `px`."""
+    fmt = table_format([m[1] for m in mats], decimals, kind)
+    return all(_table_box(m, rows, fmt, px)[0] <= PAGE_W - 2 * MARGIN for _s, m, rows, _c in mats)
+
+
+def _table_box(m, rows, fmt: NumberFormat, px: float) -> tuple[float, float]:
+    texts = [[fmt.cell(float(v)) for v in r] for r in m]
+    cw = max(figure.text_width(t, px) for r in texts for t in r) + 6
+    lw = max(figure.text_width(r, px) for r in rows) + 6
+    return lw + cw * m.shape[1], px * 1.6 * (m.shape[0] + 1) + 4
+
+
+def _tables(
+    painter, mats, y: float, pal, decimals: int, kind: str = "values", px: float = TABLE_MIN_PX,
+    measure: bool = False,
+) -> float:  # fmt: skip
+    """Flow the tables left to right from `y`; the y below them. `measure`: only the
+    height they take (as if from y = 0, ignoring the page's foot)."""
     from PySide6.QtCore import QRectF, Qt
 
     if not mats:
         return y
-    px = 7.0
     cell_h = px * 1.6
     x = MARGIN
     line_h = 0.0
@@ -117,6 +159,10 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
             x = MARGIN
             y += line_h + 10
             line_h = 0.0
+        if measure:
+            x += w + 18
+            line_h = max(line_h, h)
+            continue
         if y + h > bottom or w > PAGE_W - 2 * MARGIN:
             skipped += 1
             continue
@@ -136,6 +182,8 @@ def _tables(painter, mats, y: float, pal, decimals: int, kind: str = "values") -
         x += w + 18
         line_h = max(line_h, h)
     y += line_h
+    if measure:
+        return y
     if skipped:
         painter.setFont(figure.make_font(8))
         painter.setPen(figure.qcolor(pal.muted))

@@ -106,7 +106,7 @@ def _step_page(painter, lesson: Lesson, state: StepState, pal, colormap: str) ->
         y += box.height() + 10
     session = with_view(state.session, state.view)
     stage = STAGES[state.view.stage]
-    caption = f"{stage.index} · {stage.title}: {_formula(stage, session)}"
+    caption = f"{stage.heading}: {_formula(stage, session)}"
     figure.draw_rich(painter, MARGIN, y, caption, 11, pal.text, True)
     y += 18
     scene = figure.build_scene(session, stage, query=state.view.query, trace=session.run())

@@ -263,6 +263,15 @@ def _paint_panel(
                     painter.setPen(qcolor(theme.text_color_on(rgb[i, j])))
                     painter.drawText(r, Qt.AlignCenter, fmt.cell(float(p.matrix[i, j])))
 
+    # a switched-off head: its panel (or its block of H) greyed and hatched, with "off"
+    if p.off:
+        _paint_off(painter, heat, pal)
+    for start, stop, hd in p.col_blocks:
+        if hd in p.off_blocks:
+            _paint_off(
+                painter, QRectF(g.x + start * cell, g.y, (stop - start) * cell, nr * cell), pal
+            )
+
     # column-block separators (concat) and marked block
     if p.col_blocks:
         with saved(painter):
@@ -296,6 +305,33 @@ def _paint_panel(
             painter.drawRect(
                 QRectF(g.x - 1, g.y + p.query_row * cell - 1, nc * cell + 2, max(cell, 2.0) + 2)
             )
+
+
+def _paint_off(painter, r, pal) -> None:
+    """A switched-off head's cells: veiled in the blocked grey, hatched (↗ every 10
+    units, clipped to the panel) and labelled "off" in the middle, so it reads as off
+    on paper and in grey print as it does in the window."""
+    from PySide6.QtCore import QLineF, QRectF, Qt
+
+    with saved(painter):
+        painter.setClipRect(r)
+        veil = qcolor(pal.blocked)
+        veil.setAlpha(190)
+        painter.fillRect(r, veil)
+        painter.setRenderHint(painter.RenderHint.Antialiasing, True)
+        painter.setPen(make_pen(pal.hatch, 1.0))
+        step = 10.0
+        k = 0.0
+        while k < r.width() + r.height():
+            painter.drawLine(QLineF(r.left() + k, r.bottom(), r.left() + k - r.height(), r.top()))
+            k += step
+        px = max(9.0, min(22.0, r.height() * 0.3, r.width() * 0.3))
+        painter.setFont(make_font(px, True))
+        w = text_width("off", px, True) + px
+        tag = QRectF(r.center().x() - w / 2, r.center().y() - px * 0.8, w, px * 1.6)
+        painter.fillRect(tag, qcolor(pal.panel))
+        painter.setPen(qcolor(pal.text))
+        painter.drawText(tag, Qt.AlignCenter, "off")
 
 
 def _paint_bar(painter, b: BarGeom, pal, colormap=theme.DEFAULT_COLORMAP) -> None:

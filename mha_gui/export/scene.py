@@ -33,6 +33,8 @@ class Panel:
     marked_block: int | None = None  # head whose column block is framed (concat)
     colours: np.ndarray | None = None  # what the colours show when not `matrix` (weights range)
     block_symbol: str = "Z"  # the column blocks' labels: Z₀, Z₁, … (Q for a packed X W^Q)
+    off: bool = False  # a switched-off head's panel after the weights: hatched, "off"
+    off_blocks: tuple[int, ...] = ()  # heads whose column block is off (concat)
 
     @property
     def display(self) -> np.ndarray:
@@ -80,11 +82,12 @@ def build_scene(
     view = describe_stage(data, as_stage(stage), None if head is None else [head], weights_range)
     marked_head = head if head is not None else session.view.head
     mark = head is None and c.h > 1
+    off = off_heads(view.stage, c)
     rows = []
     for row in view.rows:
         panels = [
             Panel(
-                p.title,
+                f"{p.title} · off" if p.head in off else p.title,
                 np.asarray(p.matrix, dtype=float),
                 p.row_labels,
                 p.col_labels,
@@ -95,6 +98,8 @@ def build_scene(
                 p.col_blocks,
                 marked_head if p.col_blocks else None,
                 p.colours,
+                off=p.head in off,
+                off_blocks=tuple(h for _s, _e, h in p.col_blocks if h in off),
             )
             for p in row.panels
         ]
@@ -109,6 +114,13 @@ def build_scene(
     )
 
 
+def off_heads(stage: Stage, config) -> frozenset[int]:
+    """The switched-off query heads a stage shows as off: from the value mixing on (their
+    Z is 0 from there; up to the weights they compute as usual), as the window marks them."""
+    weights = as_stage("weights").index
+    return frozenset(config.ablate) if stage.index > weights else frozenset()
+
+
 def _settings(c, tokens, head, marked_head, query) -> list[str]:
     """The line under a figure's title: dimensions, mask, which head and query."""
     parts = [
@@ -121,6 +133,8 @@ def _settings(c, tokens, head, marked_head, query) -> list[str]:
     ]
     if c.causal:
         parts.append("causal mask")
+    if c.ablate:
+        parts.append(f"{_noun(len(c.ablate), 'head')} {', '.join(map(str, c.ablate))} off")
     if head is not None:
         parts.append(f"head {head} only")
     elif c.h > 1:

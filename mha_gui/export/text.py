@@ -6,11 +6,10 @@ and drawing go through the same QTextDocument so a label is laid out where it is
 
 from __future__ import annotations
 
-import html
 import os
-import re
 import sys
 
+from mha_gui.engine.notation import rich_text
 from mha_gui.engine.numbers import minus
 from mha_gui.export.painter import painter_on, saved
 
@@ -64,19 +63,9 @@ def qcolor(c):
 
 
 def rich_html(text: str) -> str:
-    """Plain formula text to Qt rich text: `W_i^Q` → W<sub>i</sub><sup>Q</sup>,
-    `ℝ^(n×d_model)` → ℝ<sup>n×d<sub>model</sub></sup>, `Z_{h−1}` → Z<sub>h−1</sub>."""
-
-    def scripts(s: str) -> str:
-        s = re.sub(r"_\{([^{}]*)\}", r"<sub>\1</sub>", s)
-        s = re.sub(r"\^\{([^{}]*)\}", r"<sup>\1</sup>", s)
-        s = re.sub(r"_([A-Za-z0-9]+)", r"<sub>\1</sub>", s)
-        s = re.sub(r"\^([A-Za-z0-9]+)", r"<sup>\1</sup>", s)
-        return s
-
-    out = html.escape(text, quote=False)
-    out = re.sub(r"\^\(([^()]*)\)", lambda m: "<sup>" + scripts(m.group(1)) + "</sup>", out)
-    return scripts(out)
+    """Plain formula text to Qt rich text (engine/notation.py `rich_text`, the one
+    typesetter of the window and the figures): `W_i^Q` → W<sub>i</sub><sup>Q</sup>."""
+    return rich_text(text)
 
 
 def _rich_doc(text: str, px: float, color: str, bold: bool = False, width: float | None = None):

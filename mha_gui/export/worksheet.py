@@ -23,6 +23,10 @@ MARGIN = 42.0
 FONT_PX = 10.0  # table text, in points (a table too wide for the page is scaled down)
 ROW_H = 19.0
 BOX_MIN_W = 50.0  # room to write a number by hand
+# Tables are drawn as large as the page allows, up to 2 × FONT_PX (a small layer's
+# question then fills its page at ~16 pt instead of leaving half of it empty).
+SCALES = (2.0, 1.8, 1.6, 1.45, 1.3, 1.15, 1.0)
+HEADING_PX = 10.5
 
 
 def write_worksheet(path, session: Session, stage, blanks: int, seed: int, students: int = 1):
@@ -114,19 +118,14 @@ class _Pages:
             h = draw_rich_wrapped(self.p, MARGIN, self.y, PAGE_W - 2 * MARGIN, text, px, color)
         self.y += h + gap
 
-    def plain(self, text: str, px: float, gap: float = 4) -> None:
-        """Wrapped text drawn as it is (explanations: `e^0.707` must not be superscripted)."""
-        from PySide6.QtCore import QRectF, Qt
+    def working(self, text: str, px: float, gap: float = 4) -> None:
+        """The worked solution, typeset as the window's hint is (`e^0.707` and
+        `Σ_j e^S_1[2,j]` get their exponents and indices: engine/notation.py), indented."""
+        from mha_gui.export.text import draw_rich_wrapped
 
-        from mha_gui.export.text import make_font, qcolor
-
-        self.p.setFont(make_font(px))
-        self.p.setPen(qcolor(self.pal.muted))
-        box = QRectF(MARGIN + 14, self.y, PAGE_W - 2 * MARGIN - 14, PAGE_H)
-        flags = Qt.AlignLeft | Qt.AlignTop | Qt.TextWordWrap
-        used = self.p.boundingRect(box, flags, text)
-        self.p.drawText(box, flags, text)
-        self.y += used.height() + gap
+        width = PAGE_W - 2 * MARGIN - 14
+        self.y += draw_rich_wrapped(self.p, MARGIN + 14, self.y, width, text, px, self.pal.muted)
+        self.y += gap
 
     def rule(self) -> None:
         from PySide6.QtCore import QPointF
@@ -148,12 +147,34 @@ class _Pages:
         self.text(sheet.setting, 8.5, muted=True)
         self.text(ex.stage.what + " " + sheet.instruction, 9.5, gap=8)
         self.rule()
+        # one scale for both parts when they share this page, else each part as large as
+        # its page allows (the fill-in part then starts a page of its own)
+        together = _best_scale(
+            lambda s: (
+                _section_height(sheet.fill, s)
+                + (_section_height(sheet.given, s) + 6 if sheet.given else 0.0)
+            ),
+            PAGE_H - MARGIN - self.y,
+        )
         if sheet.given:
-            self.text("Given", 10.5, bold=True)
-            self.tables(sheet.given, f"Given (continued) · {who}")
+            scale = (
+                together
+                or _best_scale(lambda s: _section_height(sheet.given, s), PAGE_H - MARGIN - self.y)
+                or 1.0
+            )
+            self.text("Given", HEADING_PX, bold=True)
+            self.tables(sheet.given, f"Given (continued) · {who}", scale)
             self.y += 6
-        self.text("Fill in", 10.5, bold=True)
-        self.tables(sheet.fill, f"Fill in (continued) · {who}")
+        if together is None:
+            fresh = PAGE_H - 2 * MARGIN - 20  # a new page, below its short header
+            here = _best_scale(lambda s: _section_height(sheet.fill, s), PAGE_H - MARGIN - self.y)
+            scale = here or _best_scale(lambda s: _section_height(sheet.fill, s), fresh) or 1.0
+            if here is None:
+                self.room(PAGE_H, f"Fill in · {who}")
+        else:
+            scale = together
+        self.text("Fill in", HEADING_PX, bold=True)
+        self.tables(sheet.fill, f"Fill in (continued) · {who}", scale)
 
     def answers(self, sheet: Sheet) -> None:
         ex = sheet.exercise
@@ -163,17 +184,18 @@ class _Pages:
         self.text(f"{sheet.title}:  {sheet.formula}", 11, gap=8)
         self.rule()
         for answer, worked in sheet.key:
-            self.room(40, f"Answer key (continued) · {who}")
-            self.text(answer, 11, bold=True, gap=2)
-            self.plain(worked, 8.5, gap=9)
+            self.room(48, f"Answer key (continued) · {who}")
+            self.text(answer, 12, bold=True, gap=3)
+            self.working(worked, 10, gap=12)
 
-    def tables(self, tables: list[Table], again: str) -> None:
-        """Flow tables left to right, wrapping to the next line and page as needed."""
+    def tables(self, tables: list[Table], again: str, scale: float = 1.0) -> None:
+        """Flow tables left to right at `scale` (narrower if a table is wider than the
+        page), wrapping to the next line and page as needed."""
         inner = PAGE_W - 2 * MARGIN
         x, line_h = MARGIN, 0.0
         for t in tables:
             w, h = _table_size(t)
-            s = min(1.0, inner / w)
+            s = min(scale, inner / w)
             w, h = w * s, h * s
             if x + w > PAGE_W - MARGIN and x > MARGIN:
                 x, self.y, line_h = MARGIN, self.y + line_h + 12, 0.0
@@ -218,10 +240,11 @@ class _Pages:
                     self.p.setPen(text)
                     self.p.setBrush(Qt.NoBrush)
                     self.p.drawRect(QRectF(r.x() + 2, y + 1, cw - 4, ROW_H - 2))
-                    self.p.setFont(make_font(6.5))
+                    # the box's number, as the answer key lists it, legible in a corner
+                    self.p.setFont(make_font(7.5, True))
                     self.p.setPen(muted)
                     self.p.drawText(
-                        QRectF(r.x() + 3.5, y + 2, 14, 8), Qt.AlignLeft | Qt.AlignTop, str(number)
+                        QRectF(r.x() + 3.5, y + 1.5, 16, 9), Qt.AlignLeft | Qt.AlignTop, str(number)
                     )
                     continue
                 self.p.setFont(font)
@@ -246,6 +269,31 @@ def _cell_w(t: Table) -> float:
     widest = max(text_width(x, FONT_PX) for row in t.texts for x in row)
     widest = max([widest] + [text_width(c[:8], FONT_PX - 1) for c in t.cols])
     return max(widest + 10, BOX_MIN_W if t.boxes else 0.0)
+
+
+def _best_scale(height, room: float) -> float | None:
+    """The largest of SCALES at which `height(scale)` fits `room`, or None."""
+    return next((s for s in SCALES if height(s) <= room), None)
+
+
+def _section_height(tables: list[Table], scale: float) -> float:
+    """A heading ("Given", "Fill in") and its tables flowed at `scale`."""
+    return HEADING_PX * 1.35 + 4 + _flow_height(tables, scale)
+
+
+def _flow_height(tables: list[Table], scale: float) -> float:
+    """The height `_Pages.tables` takes for `tables` at `scale` on one page."""
+    inner = PAGE_W - 2 * MARGIN
+    x, y, line_h = MARGIN, 0.0, 0.0
+    for t in tables:
+        w, h = _table_size(t)
+        s = min(scale, inner / w)
+        w, h = w * s, h * s
+        if x + w > PAGE_W - MARGIN and x > MARGIN:
+            x, y, line_h = MARGIN, y + line_h + 12, 0.0
+        x += w + 22
+        line_h = max(line_h, h)
+    return y + line_h + 8
 
 
 def _table_size(t: Table) -> tuple[float, float]:

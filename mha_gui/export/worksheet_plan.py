@@ -112,7 +112,7 @@ def _sheet(session: Session, trace, ex: Exercise, number: int) -> Sheet:
     return Sheet(
         number,
         ex,
-        f"Stage {s.index} · {s.title}",
+        s.heading,
         pretty(formula_for(s, c)),
         pretty(_setting(session)),
         instruction,

@@ -8,12 +8,13 @@ from mha_gui.engine import Config, Session, load_preset, random_parameters
 from mha_gui.engine.exercises import (
     check_answer,
     make_exercise,
+    misleading,
     shown_tolerance,
     stage_cells,
 )
 from mha_gui.engine.numbers import NumberFormat, num
 from mha_gui.engine.session import default_tokens
-from mha_gui.engine.stages import STAGE_NAMES
+from mha_gui.engine.stages import STAGE_NAMES, as_stage
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
@@ -60,7 +61,7 @@ def test_answers_are_checked_at_the_precision_shown():
     assert 2 not in ex.answers  # refused text changes nothing
     assert ex.score.text == "1 of 3" and ex.score.answered == 2  # cell 0's last try was wrong
     answer = ex.reveal(2)
-    assert answer == f"{ex.cells[2].label} = {ex.fmt.plain(ex.cells[2].value)}"
+    assert answer == f"{ex.cells[2].name} = {ex.fmt.plain(ex.cells[2].value)}"  # by tokens
     assert ex.submit(2, str(ex.cells[2].value)).correct
     assert ex.score.correct == 1  # a revealed cell never counts as right
     ex.reset()
@@ -156,3 +157,49 @@ def test_rotated_keys_are_shared_by_a_group_like_k_and_v():
         group = roped.config.kv_group(head)
         expected = {(c.row, c.col) for c in kr_cells if roped.config.kv_group(c.head) == group}
         assert set(ex.panel_blanks("KR", head)) == expected
+
+
+def test_cells_are_named_by_their_tokens():
+    """The panel and the key say A₁[down, the], not A_1[3,0]; feature columns keep their
+    numbers, and a repeated token is told apart by its position."""
+    s = load_preset("toy")
+    ex = make_exercise(s, "weights", blanks=4, seed=2)
+    for cell in ex.cells:
+        assert cell.name == f"A{'₀₁'[cell.head]}[{s.tokens[cell.row]}, {s.tokens[cell.col]}]"
+        assert "<sub>" in cell.name_html
+    z = make_exercise(s, "mixing", blanks=2, seed=0).cells[0]
+    assert z.name.endswith(f"[{s.tokens[z.row]}, {z.col}]")
+    twice = Session(s.config, ["the", "cat", "the", "dog"], s.params)
+    names = {c.name for c in stage_cells(twice, "weights")[0]}
+    assert "A₀[the@0, the@2]" in names and "A₀[cat, dog]" in names
+
+
+@pytest.mark.parametrize("preset", ["toy", "causal-6x16", "gqa", "positional"])
+@pytest.mark.parametrize("stage", ["weights", "output"])
+def test_no_blank_has_a_shortcut_that_contradicts_its_key(preset, stage):
+    """1 − the row's other shown weights (or Y = Σ_i C_i on shown numbers) never gives a
+    lone blank a number its key marks wrong — over many seeds and counts; without the
+    rule most seeds would give one away (checked too, so the test can fail)."""
+    s = load_preset(preset)
+    t = s.run()
+    cells, fmt = stage_cells(s, stage, t)
+    stage_obj = as_stage(stage)
+    unguarded = 0
+    for blanks in (1, 2, 3, 4, 6):
+        for seed in range(40):
+            raw = np.random.default_rng(seed).choice(len(cells), size=blanks, replace=False)
+            unguarded += bool(misleading(cells, {int(i) for i in raw}, stage_obj, fmt))
+            ex = make_exercise(s, stage, blanks, seed, trace=t)
+            assert len(ex.cells) == blanks
+            picked = {cells.index(c) for c in ex.cells}
+            assert not misleading(cells, picked, stage_obj, fmt), (blanks, seed)
+            for i in picked:  # check the identity by hand for lone weights
+                c = cells[i]
+                if stage != "weights":
+                    continue
+                row = [j for j, d in enumerate(cells) if (d.head, d.row) == (c.head, c.row)]
+                if len(row) > 1 and not any(j in picked for j in row if j != i):
+                    shown = [fmt.plain(cells[j].value) for j in row if j != i]
+                    rest = sum(0.0 if t == "≈0" else float(t) for t in shown)
+                    assert abs(1 - rest - c.value) <= shown_tolerance(fmt) + 1e-12
+    assert unguarded > 0

@@ -66,8 +66,13 @@ def difference_scene(
                 both = trace.mask_now & trace.mask_then
                 p.blocked = both if both.any() else None
             p.colours = None
+            # a head switched off now: its panel shows what switching it off changed, so
+            # it is drawn (not veiled) and its title says "off now"
+            off = " · off now" if p.off else ""
+            title = p.title.removesuffix(" · off") if p.off else p.title
+            p.off, p.off_blocks = False, ()
             change = finite_changes(p.matrix, p.blocked)
-            p.title = f"{delta_title(p.title)} · max|{DELTA}| {change_text(change)}"
+            p.title = f"{delta_title(title)} · max|{DELTA}| {change_text(change)}{off}"
             if change > largest or not where:
                 largest, where = change, p.title.split(" · max")[0]
     top = nice_peak(largest) if largest > 0 else 1.0

@@ -261,7 +261,7 @@ class KvCacheDrawing:
         h = self.config.h
         slot = self.diagram_w / h
         s = max(1.5, min(18.0, slot * 0.78))
-        q_y, kv_y, box_h = y + 10, y + ROW_H - 30, 18.0
+        q_y, kv_y, box_h = y + 10, y + ROW_H - 32, 21.0
         tints = GROUP_TINTS.get(theme_name, GROUP_TINTS["light"])
         for g, heads in enumerate(v.groups(h)):
             gx0 = self.x_diagram + heads.start * slot
@@ -271,7 +271,7 @@ class KvCacheDrawing:
                 painter.setBrush(qcolor(tints[g % 2]))
                 painter.drawRoundedRect(QRectF(gx0 + 1, q_y - 4, gx1 - gx0 - 2, ROW_H - 18), 4, 4)
             centre = (gx0 + gx1) / 2
-            box_w = max(s, min(gx1 - gx0 - 4, 46.0))
+            box_w = max(s, min(gx1 - gx0 - 4, 58.0))
             # fan of lines from the group's query heads to its K/V head
             pen = QPen(qcolor(pal.muted))
             pen.setWidthF(1.0 if slot >= 6 else 0.5)
@@ -283,10 +283,11 @@ class KvCacheDrawing:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(qcolor(pal.text))
             painter.drawRoundedRect(box, 3, 3)
-            label = kv_name(g) if text_width(kv_name(g), 11, True) < box_w - 2 else str(g)
-            if text_width(label, 11, True) < box_w - 2:
+            # the K/V head's name at the stage figures' label size (LABEL_PX)
+            label = kv_name(g) if text_width(kv_name(g), LABEL_PX, True) < box_w - 2 else str(g)
+            if text_width(label, LABEL_PX, True) < box_w - 2:
                 paint_text(
-                    painter, box.x(), box.y(), box.width(), box.height(), label, 11,
+                    painter, box.x(), box.y(), box.width(), box.height(), label, LABEL_PX,
                     pal.background, Qt.AlignmentFlag.AlignCenter, True,
                 )  # fmt: skip
         for i in range(h):

@@ -38,6 +38,8 @@ class LinesDrawing:
     `hidden`: heads whose chip is shown switched off (no lines); `focus`: ("query", j) or
     ("key", k), the hovered token whose lines alone are drawn; `query`: the followed
     query (its label is marked); `inspected`: the inspected head (its chip is marked).
+    `interactive`: the dock's drawing, whose notes say what hovering and clicking do;
+    a file (paper, a slide) has no mouse, so exported figures leave those words out.
     """
 
     def __init__(
@@ -49,8 +51,10 @@ class LinesDrawing:
         query: int | None = None,
         inspected: int | None = None,
         weights_range: str = "fixed",
+        interactive: bool = False,
     ):
         ensure_app()  # the layout measures text
+        self.interactive = interactive
         c = self.config = data.config
         self.tokens = list(data.tokens)
         self.weights_range = check_weights_range(weights_range)
@@ -135,7 +139,7 @@ class LinesDrawing:
             notes.append(
                 f"only the lines of {kind} {index} “{tok[index]}” (the token under the mouse)"
             )
-        else:
+        elif self.interactive:
             notes.append("hover a token to see only its lines · click a head to hide or show it")
         if m.threshold > 0:
             notes.append(
@@ -146,7 +150,8 @@ class LinesDrawing:
         if blocked:
             notes.append(f"{blocked:,} blocked (query, key) pairs have no line")
         if self.heads and all(i in self.hidden for i in self.heads):
-            notes.append("every head is hidden: click a head to show it again")
+            again = ": click a head to show it again" if self.interactive else ""
+            notes.append(f"every head is hidden{again}")
         return notes
 
     def _blocked_pairs(self) -> int:

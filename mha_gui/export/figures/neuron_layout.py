@@ -35,8 +35,19 @@ class NeuronLayout:
     """Where everything of the neuron view of (head, query, key) goes, for one StageData,
     in logical units; NeuronDrawing (export/figures/neuron.py) paints it."""
 
-    def __init__(self, data, head: int, query: int, key: int | None, weights_range="fixed"):
+    def __init__(
+        self,
+        data,
+        head: int,
+        query: int,
+        key: int | None,
+        weights_range="fixed",
+        interactive: bool = False,
+    ):
+        """`interactive`: the dock's drawing, whose notes say what a click does; an
+        exported figure has no mouse, so it leaves those words out."""
         ensure_app()  # the layout measures text
+        self.interactive = interactive
         self.weights_range = check_weights_range(weights_range)
         self.n: Neuron = neuron(data, head, query, key)  # ValueError for a bad index
         self.config = data.config
@@ -118,13 +129,12 @@ class NeuronLayout:
         nu, c, tok = self.n, self.config, self.tokens
         notes = []
         if nu.chosen:
-            notes.append(
-                f"key {nu.key} “{tok[nu.key]}” chosen — click it again for the strongest key"
-            )
+            again = " — click it again for the strongest key" if self.interactive else ""
+            notes.append(f"key {nu.key} “{tok[nu.key]}” chosen{again}")
         else:
+            other = " — click a key below to take another apart" if self.interactive else ""
             notes.append(
-                f"key {nu.key} “{tok[nu.key]}” has the largest weight for this query — "
-                f"click a key below to take another apart"
+                f"key {nu.key} “{tok[nu.key]}” has the largest weight for this query{other}"
             )
         if nu.rotated:
             notes.append(

@@ -7,6 +7,7 @@ import html
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
 
+from mha_gui.engine.notation import rich_text
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 
 
@@ -37,11 +38,11 @@ class FormulasDialog(QDialog):
         for s in STAGES:
             rows.append(
                 "<tr>"
-                f"<td valign='top'><b>{s.index}. {html.escape(s.title)}</b></td>"
+                f"<td valign='top'><b>{html.escape(s.heading)}</b></td>"
                 f"<td valign='top'><span style='white-space:pre; font-size:large'>"
-                f"{html.escape(formula_for(s, c))}</span><br>"
-                f"<span style='white-space:pre'>{html.escape(shapes_line(s, c))}</span><br>"
-                f"<i>{html.escape(s.what)}</i></td></tr>"
+                f"{rich_text(formula_for(s, c))}</span><br>"
+                f"<span style='white-space:pre'>{rich_text(shapes_line(s, c))}</span><br>"
+                f"<i>{rich_text(s.what)}</i></td></tr>"
             )
         summary = (
             f"n = {c.n} tokens, d_model = {c.d_model}, h = {c.h} query heads, "
@@ -52,7 +53,7 @@ class FormulasDialog(QDialog):
             + (", biases on" if c.bias else "")
         )
         self.browser.setHtml(
-            f"<p>{html.escape(summary)}</p>"
+            f"<p>{rich_text(summary)}</p>"
             "<table cellspacing='0' cellpadding='6' border='0'>" + "".join(rows) + "</table>"
         )
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui import theme
 from mha_gui.document.cells import KV
+from mha_gui.engine.notation import rich_text
 from mha_gui.views.editors.matrix_model import MatrixModel
 from mha_gui.views.editors.matrix_table import MatrixTable
 from mha_gui.views.settings.display_options import bind_display
@@ -230,16 +231,20 @@ class MatrixEditor(QWidget):
             self._colour_tabs()
 
     def _update_titles(self) -> None:
-        self.title.setText(_title(self.name, self.document, self.model.head))
+        # typeset like the stage bar's formula (W₀^Q with real scripts); the plain text
+        # stays selectable, and `_title` is what a copy of it reads
+        text = _title(self.name, self.document, self.model.head)
+        self.title.setText(rich_text(text).replace("\n", "<br>"))
+        self.title.setAccessibleName(text)
         if self.bias_label is not None:
             c = self.document.config
             if self.name == "W_O":
-                self.bias_label.setText(f"b_O  (d_model = {c.d_model})")
+                self.bias_label.setText(rich_text(f"b_O  (d_model = {c.d_model})"))
             else:
                 letter = self.name[-1]
                 size = c.d_v if letter == "V" else c.d_k
                 self.bias_label.setText(
-                    f"b_{self.model.head}^{letter}  ({size}, added to every row)"
+                    rich_text(f"b_{self.model.head}^{letter}  ({size}, added to every row)")
                 )
         if self.bias_table is not None and self.bias_model.exists():
             hint = self.bias_table.sizeHint()

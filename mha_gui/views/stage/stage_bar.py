@@ -18,6 +18,7 @@ from PySide6.QtGui import (
     QPalette,
     QPixmap,
     QShortcut,
+    QTextDocumentFragment,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -37,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui import theme
+from mha_gui.engine.notation import rich_text
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.settings.display_options import bind_display
 from mha_gui.views.widgets.drawing_widget import guarded_paint
@@ -81,13 +83,19 @@ class WrapLabel(QLabel):
 
     def sizeHint(self) -> QSize:
         m = self.contentsMargins()
-        width = self.fontMetrics().horizontalAdvance(self.text()) + 4 + m.left() + m.right()
+        width = self.fontMetrics().horizontalAdvance(self._plain()) + 4 + m.left() + m.right()
         return QSize(width, self.heightForWidth(width))
 
     def minimumSizeHint(self) -> QSize:
         fm = self.fontMetrics()
-        word = max((fm.horizontalAdvance(w) for w in self.text().split()), default=0)
+        word = max((fm.horizontalAdvance(w) for w in self._plain().split()), default=0)
         return QSize(word + 4, fm.height())
+
+    def _plain(self) -> str:
+        """The words shown (a typeset formula is measured without its tags)."""
+        if self.textFormat() != Qt.TextFormat.RichText:
+            return self.text()
+        return QTextDocumentFragment.fromHtml(self.text()).toPlainText()
 
 
 class ElidedLabel(QLabel):
@@ -381,7 +389,8 @@ class StageBar(QWidget):
         self.title_label.setText(f"{stage.index + 1}/{len(STAGES)}  {stage.title}")
         self.what_label.setText(stage.what)
         self.what_label.setToolTip(stage.what)
-        self.formula_label.setText(formula_for(stage, c))
+        self.formula_label.setTextFormat(Qt.TextFormat.RichText)  # typeset (notation.py)
+        self.formula_label.setText(rich_text(formula_for(stage, c)))
         self.shapes_label.setText(shapes_line(stage, c))
         self.prev_button.setEnabled(view.stage > 0)
         self.next_button.setEnabled(view.stage < len(STAGES) - 1)

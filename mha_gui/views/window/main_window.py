@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from mha_gui.engine.notation import unicode_text
 from mha_gui.views.dialogs.formulas_dialog import FormulasDialog
 from mha_gui.views.editors.config_panel import ConfigPanel
 from mha_gui.views.editors.matrix_editor import MatrixEditor
@@ -117,7 +118,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
     def _dock(self, name: str, title: str, widget: QWidget, area) -> QDockWidget:
-        dock = QDockWidget(title, self)
+        dock = QDockWidget(unicode_text(title), self)  # its tab and View ▸ Panels entry
         dock.setObjectName(f"dock.{name}")
         dock.setWidget(widget)
         dock.setFeatures(

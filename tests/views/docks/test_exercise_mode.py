@@ -42,7 +42,8 @@ def press(qtbot, panel, name):
 
 
 def result(panel, i) -> str:
-    return panel.findChild(QLabel, f"exercise.result.{i}").text()
+    """What the result line says (its label shows it typeset; the words are these)."""
+    return panel.findChild(QLabel, f"exercise.result.{i}").accessibleName()
 
 
 def pixel(view, panel, r, c) -> QColor:
@@ -75,9 +76,12 @@ def test_start_hides_exactly_the_exercise_cells_as_empty_boxes(window, qtbot):
     p = next(iter(hidden.values()))
     r, c = next((r, c) for r in range(p.rows) for c in range(p.cols) if (r, c) not in p.hidden)
     assert p.labels[r][c].textItem.toPlainText() == p.fmt.cell(float(p.matrix[r, c]))
-    # the panel lists the blanks, numbered, with their labels
+    # the panel lists the blanks, numbered as the boxes, named by their tokens, typeset
+    tokens = window.document.tokens
     for i, cell in enumerate(expected.cells):
-        assert panel.findChild(QLabel, f"exercise.label.{i}").text() == f"{i + 1}. {cell.label} ="
+        label = panel.findChild(QLabel, f"exercise.label.{i}")
+        assert label.accessibleName() == f"{i + 1}. {cell.name} ="
+        assert f"[{tokens[cell.row]}, " in cell.name and "<sub>" in label.text()
     assert panel.score.text() == "Score: 0 of 4"
     # the query strip prints the followed row's numbers: hidden during the exercise
     assert not window.query_strip.isVisible()

@@ -170,6 +170,14 @@ def test_the_built_in_model_labels_its_four_roles(window, qtbot, dialogs):
     assert "repeated-tokens probe (this text repeats too few tokens)" in drawing.note
     assert "agreement and antecedent on 100 classroom sentences each" in drawing.note
     assert "repeated-tokens probe" in view.status.text()
+    # the status line reads in full in a 1280 px window: wrapped, never clipped
+    window.resize(1280, 720)
+    status = view.status
+    qtbot.waitUntil(lambda: status.width() > 0 and status.isVisible())
+    flags = Qt.TextFlag.TextWordWrap
+    need = status.fontMetrics().boundingRect(0, 0, status.width(), 10_000, flags, status.text())
+    qtbot.waitUntil(lambda: status.height() >= need.height())
+    assert need.width() <= status.width()
     assert "Role: agreement 1.00. Best scores: agreement 1.00 · " in drawing.tooltip(("map", 2, 1))
 
     combo = view.show_combo

@@ -267,7 +267,7 @@ def test_tokens_can_be_renamed_added_and_removed(editor, doc, dialogs, qtbot):
     qtbot.mouseClick(e.add_token_button, Qt.MouseButton.LeftButton)
     assert e.table.model().rowCount() == 5
     np.testing.assert_array_equal(doc.matrix("X")[:4], x)
-    assert e.title.text().startswith("X  (n × d_model = 5 × 4)")
+    assert e.title.accessibleName().startswith("X  (n × d_model = 5 × 4)")
     qtbot.mouseClick(e.remove_token_button, Qt.MouseButton.LeftButton)
     qtbot.mouseClick(e.remove_token_button, Qt.MouseButton.LeftButton)
     assert e.table.model().rowCount() == 3
@@ -280,10 +280,14 @@ def test_tokens_can_be_renamed_added_and_removed(editor, doc, dialogs, qtbot):
 def test_head_tabs_follow_the_inspected_head_and_select_it(editor, doc):
     wq, wk, wo = editor("W_Q"), editor("W_K"), editor("W_O")
     assert wq.table.objectName() == "editor.W_Q"
-    assert wq.title.text() == "W_0^Q  (d_model × d_k = 4 × 2)"
+    assert wq.title.accessibleName() == "W_0^Q  (d_model × d_k = 4 × 2)"
+    # shown typeset: W₀^Q and d_model with real sub- and superscripts
+    assert (
+        wq.title.text() == "W<sub>0</sub><sup>Q</sup>  (d<sub>model</sub> × d<sub>k</sub> = 4 × 2)"
+    )
     doc.set_head(1)
     assert wq.tabs.currentIndex() == 1 and wk.tabs.currentIndex() == 1
-    assert wq.title.text().startswith("W_1^Q")
+    assert wq.title.accessibleName().startswith("W_1^Q")
     np.testing.assert_array_equal(
         [[float(t) for t in row] for row in cell_texts(wq.table)], doc.matrix("W_Q")[1]
     )
@@ -305,9 +309,9 @@ def test_gqa_kv_tabs_show_groups(qtbot):
     e = MatrixEditor(doc, "W_K")
     qtbot.addWidget(e)
     assert e.tabs.count() == 2
-    assert "shared by heads 0–3" in e.title.text()
+    assert "shared by heads 0–3" in e.title.accessibleName()
     doc.set_head(5)
-    assert e.tabs.currentIndex() == 1 and "heads 4–7" in e.title.text()
+    assert e.tabs.currentIndex() == 1 and "heads 4–7" in e.title.accessibleName()
 
 
 def test_bias_row_appears_with_biases_and_takes_paste(editor, doc):

@@ -10,6 +10,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
 from mha_gui.document import Document
+from mha_gui.engine.notation import rich_text
 from mha_gui.engine.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.stage.stage_bar import StageBar
 
@@ -96,11 +97,14 @@ def test_formula_and_shapes_follow_stage_and_config(window):
     doc = bar.document
     for stage in STAGES:
         doc.set_stage(stage.index)
-        assert bar.formula_label.text() == formula_for(stage, doc.config)
+        assert bar.formula_label.text() == rich_text(formula_for(stage, doc.config))
         assert bar.shapes_label.text() == shapes_line(stage, doc.config)
         assert stage.title in bar.title_label.text()
     doc.set_stage(3)
-    assert bar.formula_label.text() == "A_i = softmax(Q_i K_iᵀ / √d_k)"
+    # typeset: real subscripts, not "A_i" (the one stage description, engine/notation.py)
+    assert bar.formula_label.text() == (
+        "A<sub>i</sub> = softmax(Q<sub>i</sub> K<sub>i</sub>ᵀ / √d<sub>k</sub>)"
+    )
     assert bar.shapes_label.text() == "S_i: 4×4 → A_i: 4×4"
     assert bar.formula_label.font().pointSizeF() > bar.font().pointSizeF() * 1.3
     doc.set_causal(True)

@@ -21,6 +21,7 @@ from mha_gui.engine.difference import shape_problem
 from mha_gui.engine.session import Session
 from mha_gui.export.figures.difference import difference_figure
 from mha_gui.export.figures.message import MessageDrawing
+from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import (
     NUMBER_SIGNALS,
     DrawingWidget,
@@ -78,12 +79,27 @@ def pin_snapshot(document) -> SnapshotStore:
 class DiffView(DrawingWidget):
     """now − snapshot for the current stage (dock `diffView`)."""
 
+    # never smaller than 3/4 of the figure: its labels then read like the other docks'
+    # (~10 px), and a low bottom dock scrolls instead of shrinking the colour bar away
+    min_scale = 0.75
+
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
-        self.setMinimumHeight(240)  # readable when its dock first opens
         self.store = snapshot_store(document)
         self.store.changed.connect(self.refresh)
         self.follow((*NUMBER_SIGNALS, "viewChanged"), settings)
+
+    def minimumSizeHint(self):
+        """At least 240 px tall (readable when its dock first opens), and never below
+        min_scale of the figure: a fixed minimum height would let it shrink further."""
+        hint = super().minimumSizeHint()
+        hint.setHeight(max(hint.height(), 240))
+        return hint
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        hint = self.sizeHint
+        widen_on_show(self, lambda: hint().width(), lambda: hint().height())
 
     # ------------------------------------------------------------------ drawing ----
     def message(self) -> str | None:

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui.engine.exercises import Exercise, make_exercise
+from mha_gui.engine.notation import rich_text
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.values import parse_value
 from mha_gui.theme import ERROR_RED
@@ -59,7 +60,7 @@ class ExercisePanel(QWidget):
 
         self.stage = QComboBox(objectName="exercise.stage")
         for s in STAGES:
-            self.stage.addItem(f"{s.index} · {s.name}", s.name)
+            self.stage.addItem(s.heading, s.name)
         self.blanks = QSpinBox(objectName="exercise.blanks", minimum=1, maximum=999)
         self.blanks.setValue(DEFAULT_BLANKS)
         self.seed = QSpinBox(objectName="exercise.seed", minimum=0, maximum=999_999)
@@ -110,10 +111,11 @@ class ExercisePanel(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(scroll, 1)
 
+        # configChanged covers a shape change (the document always sends it after
+        # shapeChanged): each change ends the exercise once, with one message
         for signal in (
             document.valuesChanged,
             document.configChanged,
-            document.shapeChanged,
             document.tokensChanged,
             document.maskChanged,
         ):
@@ -161,7 +163,7 @@ class ExercisePanel(QWidget):
         self._set_action(True)
         self._show_state()
         self._say(
-            f"{len(exercise.cells)} cells of stage {exercise.stage.index} ({exercise.stage.name}) "
+            f"{len(exercise.cells)} cells of {exercise.stage.heading} "
             f"are hidden: type each value and press Enter. Answers within "
             f"{exercise.tolerance:g} count as right."
         )
@@ -204,15 +206,20 @@ class ExercisePanel(QWidget):
             )
 
     # ----------------------------------------------------------------- blanks -------
-    def _hidden(self, kind: str, head: int | None) -> set[tuple[int, int]]:
+    def _hidden(self, kind: str, head: int | None) -> dict[tuple[int, int], int]:
+        """{(row, col): its number in the list (1, 2, …)} of one panel's blanks: a view
+        can draw each box with the number the panel lists it under."""
         if self.exercise is None:
-            return set()
-        return set(self.exercise.panel_blanks(kind, head))
+            return {}
+        return {rc: i + 1 for rc, i in self.exercise.panel_blanks(kind, head).items()}
 
     def _build_rows(self) -> None:
         self._clear_rows()
         for i, cell in enumerate(self.exercise.cells):
-            label = QLabel(f"{i + 1}. {cell.label} =", objectName=f"exercise.label.{i}")
+            # numbered as the heatmap's boxes are, named by tokens: "1. A₀[cat, down] ="
+            label = QLabel(f"{i + 1}. {cell.name_html} =", objectName=f"exercise.label.{i}")
+            label.setTextFormat(Qt.TextFormat.RichText)
+            label.setAccessibleName(f"{i + 1}. {cell.name} =")
             edit = QLineEdit(objectName=f"exercise.answer.{i}")
             edit.setPlaceholderText("your value")
             edit.setMinimumWidth(70)
@@ -220,6 +227,7 @@ class ExercisePanel(QWidget):
             hint = QPushButton("Hint", objectName=f"exercise.hint.{i}")
             answer = QPushButton("Answer", objectName=f"exercise.reveal.{i}")
             result = QLabel("", objectName=f"exercise.result.{i}", wordWrap=True)
+            result.setTextFormat(Qt.TextFormat.RichText)
             result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             edit.returnPressed.connect(lambda i=i: self.check(i))
             check.clicked.connect(lambda _=False, i=i: self.check(i))
@@ -280,7 +288,10 @@ class ExercisePanel(QWidget):
 
     def _result(self, i: int, text: str, correct: bool | None) -> None:
         label = self.rows[i]["result"]
-        label.setText(text)
+        # the working typeset (e^{S₁[0,j]}, Σ_j) as in the Formulas dialog; the plain text
+        # is what a screen reader says
+        label.setText(rich_text(text).replace("\n", "<br>"))
+        label.setAccessibleName(text)
         if correct is None:
             label.setStyleSheet("")
         else:

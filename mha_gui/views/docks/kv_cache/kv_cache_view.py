@@ -7,6 +7,7 @@ configuration change.
 from __future__ import annotations
 
 from mha_gui.export.figures.kv_cache import KvCacheDrawing
+from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
 from mha_gui.views.window.registry import ViewSpec, register_view
 
@@ -14,7 +15,9 @@ from mha_gui.views.window.registry import ViewSpec, register_view
 class KvCacheView(DrawingWidget):
     """The figure as a dock; follows every configuration change."""
 
-    min_scale = 0.0  # lays itself out for the dock's width instead of scrolling
+    # laid out for the dock's width, never below 3/4 size: a low dock scrolls down rather
+    # than shrinking the text to a few pixels
+    min_scale = 0.75
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
@@ -23,6 +26,10 @@ class KvCacheView(DrawingWidget):
     def make_drawing(self) -> KvCacheDrawing:
         """Laid out for this widget's width (at the zoom): stacked bars in a narrow dock."""
         return KvCacheDrawing(self.document.config, self.width() / self.zoom)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        widen_on_show(self, lambda: 0, lambda: self.sizeHint().height())  # a taller dock
 
     def resizeEvent(self, event):
         super().resizeEvent(event)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from mha_gui.engine.stage_panels import check_weights_range
 from mha_gui.export.figures.lines import LinesDrawing
+from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.window.registry import ViewSpec, register_view
 
@@ -52,7 +53,7 @@ class LineView(DrawingWidget):
         self.hovered(None)
         super().leaveEvent(event)
 
-    def make_drawing(self) -> LinesDrawing:
+    def make_drawing(self, interactive: bool = True) -> LinesDrawing:
         doc = self.document
         c = doc.config
         self.hidden = {i for i in self.hidden if i < c.h}
@@ -65,7 +66,16 @@ class LineView(DrawingWidget):
             query=doc.view.query,
             inspected=doc.view.head,
             weights_range=self.weights_range,
+            interactive=interactive,
         )
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        widen_on_show(self, lambda: self.sizeHint().width())  # the dock fits the figure
+
+    def export_drawing(self, vector: bool) -> LinesDrawing:
+        """The figure on paper: no "hover a token…" (a file has no mouse)."""
+        return self.make_drawing(interactive=False)
 
 
 register_view(ViewSpec("lines", LineView, "lineView", "Token lines", figure="lines"))

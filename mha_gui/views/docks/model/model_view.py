@@ -245,12 +245,15 @@ class ModelView(QWidget):
         self.show_label.setBuddy(self.show_combo)
         bar.addWidget(self.show_label)
         bar.addWidget(self.show_combo)
+        bar.addStretch(1)
         self.status = QLabel(self)
         self.status.setObjectName("modelRoleStatus")
-        # clipped in a narrow dock rather than widening it (the full text is its tooltip)
+        # its own line under the selector, wrapped: never clipped, and it never widens
+        # the dock (a long "where the roles were measured" reads in full at 1280 px)
+        self.status.setWordWrap(True)
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        bar.addWidget(self.status, 1)
         layout.addLayout(bar)
+        layout.addWidget(self.status)
         self.canvas = ModelCanvas(document, settings, self)
         self.scroll = QScrollArea(self)  # scrolls in a dock narrower than the grid reads
         self.scroll.setObjectName("modelView.scroll")

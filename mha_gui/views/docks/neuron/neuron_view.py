@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from mha_gui.engine.stage_panels import check_weights_range
 from mha_gui.export.figures.neuron import NeuronDrawing
+from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.window.registry import ViewSpec, register_view
 
@@ -58,12 +59,22 @@ class NeuronView(DrawingWidget):
         if kind == "key":
             self.set_key(None if index == self.key else index)
 
-    def make_drawing(self) -> NeuronDrawing:
+    def make_drawing(self, interactive: bool = True) -> NeuronDrawing:
         doc = self.document
         if self.key is not None and self.key >= doc.config.n:
             self.key = None  # fewer tokens now
         view = doc.view
-        return NeuronDrawing(doc, view.head, view.query, self.key, self.weights_range)
+        return NeuronDrawing(
+            doc, view.head, view.query, self.key, self.weights_range, interactive=interactive
+        )
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        widen_on_show(self, lambda: self.sizeHint().width())  # the dock fits the figure
+
+    def export_drawing(self, vector: bool) -> NeuronDrawing:
+        """The figure on paper: no "click a key below…" (a file has no mouse)."""
+        return self.make_drawing(interactive=False)
 
 
 register_view(ViewSpec("neuron", NeuronView, "neuronView", "Neuron view", figure="neuron"))

@@ -16,6 +16,7 @@ from mha_gui import theme
 from mha_gui.engine.config import Config
 from mha_gui.engine.stages import STAGES
 from mha_gui.engine.stats import flops_share, human, layer_stats
+from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.window.registry import ViewSpec, register_view
 
 # How a stage's cost grows with the sequence length n (the textbook's point: attention
@@ -75,7 +76,7 @@ def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> 
         short = f"({html.escape(human(value))}) " if value >= 1000 else ""
         note = f"{short}{GROWTH[s.name]}".strip()
         flops.append(
-            f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;{s.index} {s.name}</td>"
+            f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;{s.number} {s.name}</td>"
             f"<td align='right' style='padding-right:10px'>{value:,}</td>"
             f"<td style='padding-right:10px'>{graph}</td>"
             f"<td style='color:{pal.muted}'>{note}</td></tr>"
@@ -164,6 +165,11 @@ class StatsPanel(QTextBrowser):
         super().showEvent(event)
         if self._stale:
             self.refresh()
+        widen_on_show(self, self.wanted_width)  # the dock opens as wide as the table
+
+    def wanted_width(self) -> int:
+        """The width at which every line reads without scrolling sideways."""
+        return int(self.document().idealWidth()) + 2 * self.frameWidth() + 4
 
     def text(self) -> str:
         """What the panel shows (or will show once visible), as plain text."""

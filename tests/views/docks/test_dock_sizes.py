@@ -1,0 +1,76 @@
+"""Docks open large enough for their figure: a side dock is widened to the width its
+view reads at (capped so the stages keep room), a bottom dock made taller; past the cap
+the figure scrolls — its title, key column and numbers are never clipped, and the
+MHA/GQA/MQA and Now − snapshot figures never shrink below 3/4 of their size."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QScrollArea
+
+from mha_gui.views.docks.dock_width import MAX_SHARE
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+EDITORS = {"X", "config", "W_Q", "W_K", "W_V", "W_O"}
+
+
+def open_alone(window, qtbot, name: str):
+    window.document.open_preset("causal-6x16")
+    window.resize(1280, 720)
+    window.show()
+    for other, dock in window.docks.items():
+        if other not in EDITORS:
+            dock.hide()
+    qtbot.waitExposed(window)
+    dock = window.docks[name]
+    before = dock.width(), dock.height()
+    dock.show()
+    dock.raise_()
+    return dock, before, window.views[name]
+
+
+def scroll_of(view) -> QScrollArea | None:
+    w = view.parentWidget()
+    while w is not None and not isinstance(w, QScrollArea):
+        w = w.parentWidget()
+    return w
+
+
+@pytest.mark.parametrize("name", ["neuron", "lines", "stats"])
+def test_a_side_dock_opens_as_wide_as_its_figure(window, qtbot, name):
+    dock, (width, _), view = open_alone(window, qtbot, name)
+    want = view.wanted_width() if name == "stats" else view.sizeHint().width()
+    cap = int(window.width() * MAX_SHARE)
+    # wider than it used to open (~300 px), up to what it needs, the cap or what the
+    # stages' minimum leaves
+    qtbot.waitUntil(lambda: dock.width() >= min(want, cap, width + 200))
+    assert dock.width() <= cap + 2
+    if name == "stats":
+        # a line wider than the dock scrolls sideways: never cut
+        bar = view.horizontalScrollBar()
+        assert view.viewport().width() >= view.wanted_width() or bar.maximum() > 0
+        return
+    # the figure is drawn whole: either it fits, or its scroll area scrolls to it
+    scale, _dx, _dy = view.transform()
+    assert scale >= view.min_scale * view.zoom - 1e-6
+    area = scroll_of(view)
+    shown = area.viewport().width()
+    assert view.width() <= shown or area.horizontalScrollBar().maximum() > 0
+
+
+@pytest.mark.parametrize("name", ["kv-cache", "diff"])
+def test_bottom_figures_keep_their_text_size(window, qtbot, name):
+    dock, (_, height), view = open_alone(window, qtbot, name)
+    if name == "diff":
+        from mha_gui.views.docks.diff.diff_view import pin_snapshot
+
+        pin_snapshot(window.document)
+        window.document.set_value("X", (1, 0), 3.0)
+    qtbot.waitUntil(lambda: view.drawing is not None and view.isVisible())
+    qtbot.waitUntil(lambda: dock.height() > max(height, 200))  # made taller when it opened
+    # ~10 px labels, never 5–8 px: the figure is drawn at 3/4 of its size or more
+    qtbot.waitUntil(lambda: view.transform()[0] >= 0.74 * view.zoom)  # (whole pixels)
+    area = scroll_of(view)
+    # what does not fit scrolls: the colour bar and the last row are reachable
+    fits = view.height() <= area.viewport().height()
+    assert fits or area.verticalScrollBar().maximum() > 0
