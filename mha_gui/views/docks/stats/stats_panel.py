@@ -19,17 +19,6 @@ from mha_gui.engine.stats import flops_share, human, layer_stats
 from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.window.registry import ViewSpec, register_view
 
-# How a stage's cost grows with the sequence length n (the textbook's point: attention
-# itself is quadratic, the projections are linear).
-GROWTH = {
-    "input": "",
-    "projections": "∝ n",
-    "scores": "∝ n²",
-    "weights": "∝ n²",
-    "mixing": "∝ n²",
-    "concat": "",
-    "output": "∝ n",
-}
 BAR_CHARS = 16
 BASE_PX = 13
 
@@ -74,7 +63,7 @@ def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> 
             else ""
         )
         short = f"({html.escape(human(value))}) " if value >= 1000 else ""
-        note = f"{short}{GROWTH[s.name]}".strip()
+        note = f"{short}{s.growth}".strip()  # ∝ n², as the Stage says
         flops.append(
             f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;{s.number} {s.name}</td>"
             f"<td align='right' style='padding-right:10px'>{value:,}</td>"
