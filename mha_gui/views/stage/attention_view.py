@@ -22,9 +22,10 @@ import math
 import time
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QTimer, Signal
+from PySide6.QtCore import QPoint, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
+from mha_gui.document import EVERYTHING, Later
 from mha_gui.engine.stage_panels import KINDS, PLANS
 from mha_gui.engine.stages import STAGES
 from mha_gui.views.settings.display_options import HeatmapOptions
@@ -34,7 +35,6 @@ from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 from mha_gui.views.stage.stage_cells import StageCells
 from mha_gui.views.stage.stage_images import REBUILD, SWITCH, StageImages
 from mha_gui.views.stage.stage_scene import (
-    ALL,
     Group,
     SceneStack,
     StageScene,
@@ -102,14 +102,14 @@ class AttentionView(QWidget):
             hide_cells=self._apply_filter,
         )
 
-        self._rebuild_timer = self._single_shot(self.rebuild)
-        self._build_timer = self._single_shot(self._continue_build)
-        self._relayout_timer = self._single_shot(self._relayout)
+        self._rebuild_later = Later(self, self.rebuild)
+        self._build_later = Later(self, self._continue_build)
+        self._relayout_later = Later(self, self._relayout)
         # titles and axes know their sizes once laid out: the scroll area's room then
-        self._fit_timer = self._single_shot(lambda: fit_canvas(self.scene))
+        self._fit_later = Later(self, lambda: fit_canvas(self.scene))
 
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(self._on_config)
+        # configChanged follows every shapeChanged in the same call: one connection
         document.configChanged.connect(self._on_config)
         document.tokensChanged.connect(self._on_tokens)
         document.viewChanged.connect(self._on_view)
@@ -125,13 +125,6 @@ class AttentionView(QWidget):
         self.computing.setVisible(False)
         self.rebuild()
         self.images.on_busy(document.busy)
-
-    def _single_shot(self, slot) -> QTimer:
-        timer = QTimer(self)
-        timer.setSingleShot(True)
-        timer.setInterval(0)
-        timer.timeout.connect(slot)
-        return timer
 
     # --------------------------------------------------- the shown stage's state ---
     @property
@@ -173,14 +166,14 @@ class AttentionView(QWidget):
 
     @property
     def rebuild_due(self) -> bool:  # the shapes or the layout changed, rebuild to come
-        return self._rebuild_timer.isActive()
+        return self._rebuild_later.pending
 
     @property
     def settled(self) -> bool:
         """Nothing pending: no build in turns, no rebuild due, nothing waiting for the
         worker (what a benchmark or a test waits for after an action)."""
-        timers = (self._rebuild_timer, self._build_timer, self._relayout_timer, self._fit_timer)
-        return not (self.building or self.images.deferred or any(t.isActive() for t in timers))
+        later = (self._rebuild_later, self._build_later, self._relayout_later, self._fit_later)
+        return not (self.building or self.images.deferred or any(t.pending for t in later))
 
     # ----------------------------------------------------- display settings ------
     def bind_display(self, settings) -> None:
@@ -251,7 +244,7 @@ class AttentionView(QWidget):
         return grid_fits(groups, cols, self.width(), self.height(), room)
 
     def _schedule_rebuild(self) -> None:
-        self._rebuild_timer.start()
+        self._rebuild_later.schedule()
 
     def _on_config(self) -> None:
         """New shapes or config: a new layout is a rebuild; a switch that changes numbers
@@ -266,8 +259,8 @@ class AttentionView(QWidget):
     def rebuild(self) -> None:
         """Build every panel of the current stage anew (shape, config, theme or zoom
         changed): every other stage's kept canvas is dropped too."""
-        self._rebuild_timer.stop()
-        self._relayout_timer.stop()
+        self._rebuild_later.cancel()
+        self._relayout_later.cancel()
         if self.document.computing:
             self.images.defer(REBUILD)  # built from the new trace when it is ready
             return
@@ -299,7 +292,7 @@ class AttentionView(QWidget):
             pending, scene.pending = scene.pending, None
             self._update_all(*pending)
         self.headings.update()
-        self._fit_timer.start()
+        self._fit_later.schedule()
 
     def _build(self) -> None:
         """Create every panel of the current stage in the (empty) current canvas: at once,
@@ -345,7 +338,7 @@ class AttentionView(QWidget):
         self._update_all()
         self.headings.update()
         fit_canvas(scene)
-        self._fit_timer.start()
+        self._fit_later.schedule()
         # the first paint of every panel (~30 ms at the projections stage, n = 2048) comes
         # in a turn of its own, after the finish
         yield PAINT_NEXT
@@ -365,22 +358,22 @@ class AttentionView(QWidget):
             # the finish (colour bar, labels, highlights, the first layout) and the first
             # paint take ~20–30 ms each: each in a fresh turn unless this one hardly began
             if spent > BUILD_SLICE_S or (step is not None and spent > BUILD_SLICE_S / 4):
-                self._build_timer.start()
+                self._build_later.schedule()
                 return
         scene.building = None
         self.images.sync_mark()
 
     # ------------------------------------------------------------------ content ---
-    def _update_all(self, heads=ALL, contributions=ALL) -> None:
+    def _update_all(self, heads=EVERYTHING, contributions=EVERYTHING) -> None:
         """New pixels for the panels whose matrix changed (all of them if the levels moved).
 
-        `heads`: the query heads whose Z changed (ALL: everything); `contributions`: the
+        `heads`: the query heads whose Z changed (EVERYTHING: everything); `contributions`: the
         heads whose output contribution changed. A large stage is prepared off the UI
         thread (StageImages)."""
         scene = self.scene
         if scene.adding:
             return  # every panel is drawn when the last one is in (_finish_build)
-        if heads is ALL:
+        if heads is EVERYTHING:
             stale = None
         else:
             contributions = set(heads) | set(contributions or ())
@@ -401,7 +394,7 @@ class AttentionView(QWidget):
         if self.images.deferred:
             self.images.run_deferred(changed=True)
             return
-        contributions = ALL if change is None else change.contributions
+        contributions = EVERYTHING if change is None else change.contributions
         for scene in self.scenes.kept.values():  # kept stages catch up when shown again
             scene.note_change(change, contributions)
         if self.rebuild_due:
@@ -444,7 +437,7 @@ class AttentionView(QWidget):
         if not self.panels:
             return
         if not self._fits(self.scene.grid_cols):
-            self._relayout_timer.start()  # this stage only: the others are checked when shown
+            self._relayout_later.schedule()  # this stage only: the others are checked when shown
         else:
             self.headings.refit()  # titles go on one or two lines to fit
-            self._fit_timer.start()
+            self._fit_later.schedule()

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
+from mha_gui.document import Later
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stage_panels import weights_colours
 from mha_gui.views.settings.display_options import HeatmapOptions
@@ -56,17 +56,19 @@ class QueryStrip(QWidget):
         self.refresh_count = 0
         self._pending: str | None = None  # "rebuild" or "refresh", done on the next turn
         self._rendered_at = -1  # the document's recompute_count the panels show
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._run_pending)
+        self._later = Later(self, self._run_pending)
 
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(self._on_config)
-        document.configChanged.connect(self._on_config)
+        document.configChanged.connect(self._on_config)  # it follows every shapeChanged
         document.tokensChanged.connect(lambda: self._schedule("refresh"))
         document.viewChanged.connect(self._on_view)
         self.rebuild()
+
+    @property
+    def settled(self) -> bool:
+        """Nothing pending: no rebuild or refresh waits for the next turn (what a test
+        waits for after an action)."""
+        return not self._later.pending
 
     def sizeHint(self):
         hint = super().sizeHint()
@@ -110,7 +112,7 @@ class QueryStrip(QWidget):
     # ----------------------------------------------------------------- building ---
     def rebuild(self) -> None:
         self._pending = None
-        self._timer.stop()
+        self._later.cancel()
         self.rebuild_count += 1
         c = self.document.config
         self._built_for = self._shapes()
@@ -195,7 +197,7 @@ class QueryStrip(QWidget):
         ask for it in this one (a rebuild includes the refresh)."""
         if self._pending != "rebuild":
             self._pending = kind
-        self._timer.start()
+        self._later.schedule()
 
     def _run_pending(self) -> None:
         if self.document.computing:
@@ -208,7 +210,7 @@ class QueryStrip(QWidget):
 
     def _refresh_all(self, *_args) -> None:
         self._pending = None
-        self._timer.stop()
+        self._later.cancel()
         self._update(None)
 
     def _on_view(self) -> None:
@@ -228,7 +230,7 @@ class QueryStrip(QWidget):
 
     def _on_trace(self, heads) -> None:
         if self._pending is not None:
-            self._timer.start()  # the pending refresh reads the new trace
+            self._later.schedule()  # the pending refresh reads the new trace
         elif self.document.recompute_count != self._rendered_at:
             self._update(heads)
         # else: a refresh already read this very trace (it was pending in this turn)

@@ -238,8 +238,7 @@ class StageBar(QWidget):
         self.query_selector.currentIndexChanged.connect(self._query_picked)
 
         document.viewChanged.connect(self._sync_view)
-        document.configChanged.connect(self._sync_all)
-        document.shapeChanged.connect(self._sync_all)
+        document.configChanged.connect(self._sync_all)  # it follows every shapeChanged
         document.tokensChanged.connect(self._fill_queries)
         self._sync_all()
 

@@ -32,6 +32,7 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
 
+from mha_gui.document import EVERYTHING
 from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
@@ -42,7 +43,6 @@ from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 # layer, and of an n = 512, 12-head layer (~14 M cells, ~170 MB): going back to a stage
 # costs a few milliseconds instead of building its panels again (~0.3–1 s at n = 512).
 SCENE_CELLS = 16_000_000
-ALL = None  # "everything changed" in a pending change
 # Readable at any zoom: a cell is drawn at least MIN_CELL_PX high and wide while its
 # matrix has at most READABLE_CELLS rows (columns); a larger matrix is an overview (a
 # reduced image, exact values in tooltips) and gets at least LARGE_MIN_PX. When the grid needs more room than the
@@ -166,7 +166,7 @@ class StageScene:
     titles_set: dict[int, tuple] = field(default_factory=dict)
     primed: set[int] = field(default_factory=set)  # titles with room for the inspected style
     # changes while hidden: (heads whose Z changed, heads whose contribution changed);
-    # None = nothing yet; (ALL, ALL) = everything
+    # None = nothing yet; (EVERYTHING, EVERYTHING) = everything
     pending: tuple | None = None
     relabel: bool = False  # tokens renamed while hidden
     prepare_token: object = None  # the newest off-thread preparation of this scene
@@ -185,8 +185,8 @@ class StageScene:
 
     def note_change(self, heads, contributions) -> None:
         """Remember a recompute that happened while this scene was hidden."""
-        if heads is ALL or (self.pending is not None and self.pending[0] is ALL):
-            self.pending = (ALL, ALL)
+        if heads is EVERYTHING or (self.pending is not None and self.pending[0] is EVERYTHING):
+            self.pending = (EVERYTHING, EVERYTHING)
         elif self.pending is None:
             self.pending = (set(heads), set(contributions))
         else:
