@@ -37,23 +37,13 @@ from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
+from mha_gui.views.stage.square_grid import Group, StageGeometry
 
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
 # layer, and of an n = 512, 12-head layer (~14 M cells, ~170 MB): going back to a stage
 # costs a few milliseconds instead of building its panels again (~0.3–1 s at n = 512).
 SCENE_CELLS = 16_000_000
-# Readable at any zoom: a cell is drawn at least MIN_CELL_PX high and wide while its
-# matrix has at most READABLE_CELLS rows (columns); a larger matrix is an overview (a
-# reduced image, exact values in tooltips) and gets at least LARGE_MIN_PX. When the grid needs more room than the
-# view has, it scrolls instead of shrinking the panels to slivers.
-MIN_CELL_PX = 14
-READABLE_CELLS = 16
-LARGE_MIN_PX = 64  # a larger matrix is an overview: this much room at least
-AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
-TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
-
-
 # how often a widget to delete checks that a context menu or dialog has closed
 DISCARD_RETRY_MS = 50
 
@@ -70,11 +60,6 @@ def discard_widget(widget: QWidget) -> None:
         QTimer.singleShot(DISCARD_RETRY_MS, widget, lambda: discard_widget(widget))
 
 
-def min_side(count: int) -> int:
-    """The smallest side in pixels of a panel with `count` rows (or columns)."""
-    return MIN_CELL_PX * count if count <= READABLE_CELLS else LARGE_MIN_PX
-
-
 def scroll_holder(canvas) -> QScrollArea:
     """The scroll area a stage's canvas sits in (it scrolls when the grid needs more
     room than the view has)."""
@@ -87,32 +72,12 @@ def scroll_holder(canvas) -> QScrollArea:
     return holder
 
 
-@dataclass
-class Group:
-    """The panels drawn together in one grid cell under one title: a head's (Q, K, V at
-    the projections stage) or the layer's (X, H, Y: head −1)."""
-
-    head: int
-    kinds: tuple[str, ...]
-
-
 def stage_groups(stage: int, config) -> list[Group]:
     """The stage description's panels, grouped by head (layer-wide panels first)."""
     by_head: dict[int, list[str]] = {}
     for kind, head in panel_keys(stage, config):
         by_head.setdefault(head, []).append(kind)
     return [Group(head, tuple(kinds)) for head, kinds in by_head.items()]
-
-
-def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
-    """The pixels the widest group needs side by side at readable cells (with axes)."""
-    axis = round(AXIS_PX * zoom)
-
-    def part(kind: str, titled: bool) -> int:
-        side = min_side(len(KINDS[kind].columns(config, tokens))) + axis
-        return max(side, round(TITLE_PX * zoom)) if titled else side
-
-    return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
 
 
 def grid_layout(config) -> tuple:
@@ -126,13 +91,6 @@ def grid_layout(config) -> tuple:
 def planned_cells(groups: list[Group], config, tokens) -> int:
     """The cells a stage's panels will hold (before any of them is built)."""
     return sum(config.n * len(KINDS[k].columns(config, tokens)) for g in groups for k in g.kinds)
-
-
-def make_readable(panel: HeatmapPanel) -> None:
-    """Give a panel's view box the room of readable cells (min_side of its shape)."""
-    vb = panel.plot.getViewBox()
-    vb.setMinimumHeight(min_side(panel.rows))
-    vb.setMinimumWidth(min_side(panel.cols))
 
 
 def fit_canvas(scene: StageScene) -> None:
@@ -159,7 +117,8 @@ class StageScene:
     titles: dict[int, TitleLabel] = field(default_factory=dict)
     colorbar: ColorBar | None = None
     bands: ConcatBands | None = None  # the concat stage's head bands over H
-    grid_cols: int = 0
+    geometry: StageGeometry | None = None  # where its panels are and their sizes
+    thumbs: pg.GraphicsLayout | None = None  # one-big: the other heads' thumbnails
     layout: tuple | None = None  # the grid_layout of the config it was built for
     levels: tuple[float, float] | None = None
     peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
@@ -173,6 +132,10 @@ class StageScene:
     building: Iterator | None = None  # the steps left of a large stage's build
     adding: bool = False  # …of which some still add heads (nothing to draw into yet)
     closed: bool = False  # its canvas is gone (SceneStack.close)
+
+    @property
+    def grid_cols(self) -> int:
+        return self.geometry.cols if self.geometry is not None else 0
 
     @property
     def cells(self) -> int:
@@ -198,7 +161,7 @@ class StageScene:
         self.closed = True
         self.building = None
         self.panels, self.titles, self.peaks = {}, {}, {}
-        self.colorbar = self.bands = None
+        self.colorbar = self.bands = self.thumbs = None
         self.canvas = self.holder = None
 
 
@@ -241,16 +204,16 @@ class SceneStack:
         self.current = self._new(stage)
         return self.current
 
-    def switch(self, stage: int, fits: Callable[[int], bool]) -> StageScene:
-        """Show `stage`: its kept scene when its grid of columns still `fits`, else a new
-        one (a half-built scene is not kept). The kept ones stay within SCENE_CELLS."""
+    def switch(self, stage: int, fits: Callable[[StageScene], bool]) -> StageScene:
+        """Show `stage`: its kept scene when its geometry still `fits` the view, else a
+        new one (a half-built scene is not kept). The kept ones stay within SCENE_CELLS."""
         old = self.current
         if old.built:
             self.kept[old.stage] = old
         else:
             self.close(old)
         kept = self.kept.pop(stage, None)
-        if kept is not None and fits(kept.grid_cols):
+        if kept is not None and fits(kept):
             self.current = kept
             self._stack.setCurrentWidget(kept.holder)
             room = self._stack.parentWidget().rect()  # a hidden page kept its old size
@@ -266,32 +229,6 @@ class SceneStack:
             total -= oldest.cells
             self.close(oldest)
         return self.current
-
-
-def grid_columns(
-    groups: list[Group], width: int, height: int, stretch: float = 1.0, group_width: int = 0
-) -> int:
-    """Columns of the head grid that keep panels closest to square for this size, and
-    no more than fit side by side when each group needs `group_width` pixels (the grid
-    then scrolls down rather than sideways)."""
-    count = len(groups)
-    parts = max(len(g.kinds) for g in groups)
-    w, h = max(width, 320), max(height, 240)
-    cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) * stretch / parts))))
-    if group_width > 0:
-        cols = max(1, min(cols, w // group_width))
-    rows = math.ceil(count / cols)
-    return math.ceil(count / rows)
-
-
-def grid_fits(
-    groups: list[Group], cols: int, width: int, height: int, group_width: int = 0
-) -> bool:
-    """Is a grid of `cols` columns still right for this size? Within 15 % of the aspect
-    ratio it is: the stage bar's height changes from stage to stage, and a grid that
-    flipped with it would rebuild every panel twice per stage switch."""
-    low = grid_columns(groups, width, height, 1 / 1.15, group_width)
-    return low <= cols <= grid_columns(groups, width, height, 1.15, group_width)
 
 
 class TitleFitter:
