@@ -29,7 +29,8 @@ LAYERS = {
 
 
 def window(qtbot, layer, zoom):
-    spec = LAYERS[layer]
+    """The window at 1280×720 on a layer of LAYERS (or a preset's name), shown."""
+    spec = LAYERS.get(layer, layer)
     w = create_main_window(spec if isinstance(spec, str) else "toy")
     qtbot.addWidget(w)
     if not isinstance(spec, str):
@@ -90,6 +91,11 @@ def test_every_panel_is_square_readable_and_fully_labelled(qtbot, layer, zoom):
             if thumb:
                 continue  # a thumbnail is small on purpose: its head is a click away
             assert width >= minimum(panel, zoom) - 0.01, (stage.name, key, width)
+            # numbers inside cells only at a legible size (else on hover)
+            for row in panel.labels:
+                for item in row:
+                    if item.isVisible() and item.textItem.toPlainText():
+                        assert item.textItem.font().pixelSize() >= 10, (stage.name, key)
             # every row and column named, as the axes draw them
             if panel.rows <= READABLE:
                 rows = drawn_labels(panel.plot.getAxis("left"))

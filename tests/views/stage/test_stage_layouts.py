@@ -8,21 +8,15 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from mha_gui.app import create_main_window
 from mha_gui.engine.stages import STAGES
 from mha_gui.views.settings.display_settings import DisplaySettings, qsettings
+from tests.views.stage.test_square_heatmaps import window
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
 
 def shown(qtbot, preset="toy", zoom=1.0):
-    w = create_main_window(preset)
-    qtbot.addWidget(w)
-    w.set_zoom(zoom, save=False)
-    w.resize(1280, 720)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+    return window(qtbot, preset, zoom)
 
 
 def settle(qtbot, w):

@@ -204,10 +204,11 @@ class ExercisePanel(QWidget):
             )
 
     # ----------------------------------------------------------------- blanks -------
-    def _hidden(self, kind: str, head: int | None) -> set[tuple[int, int]]:
+    def _hidden(self, kind: str, head: int | None) -> dict[tuple[int, int], int]:
+        # {(row, col): index in the list}: the view numbers each blank as listed here
         if self.exercise is None:
-            return set()
-        return set(self.exercise.panel_blanks(kind, head))
+            return {}
+        return self.exercise.panel_blanks(kind, head)
 
     def _build_rows(self) -> None:
         self._clear_rows()
