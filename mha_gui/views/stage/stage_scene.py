@@ -68,7 +68,8 @@ def scroll_holder(canvas) -> QScrollArea:
     holder.setWidgetResizable(True)
     holder.setFrameShape(QFrame.Shape.NoFrame)
     holder.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-    holder.setWidget(canvas)
+    if canvas is not None:
+        holder.setWidget(canvas)
     return holder
 
 
@@ -95,10 +96,16 @@ def planned_cells(groups: list[Group], config, tokens) -> int:
 
 def fit_canvas(scene: StageScene) -> None:
     """The canvas asks its scroll area for the room its grid needs at least."""
-    hint = scene.canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
-    size = QSize(math.ceil(hint.width()) + 4, math.ceil(hint.height()) + 4)
-    if scene.canvas.minimumSize() != size:
-        scene.canvas.setMinimumSize(size)
+    fit_to_content(scene.canvas)
+
+
+def fit_to_content(canvas, width: bool = True) -> None:
+    """A canvas asks its scroll area for the room its items need at least (the height
+    only, without `width`: it then follows the scroll area's width)."""
+    hint = canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+    size = QSize(math.ceil(hint.width()) + 4 if width else 0, math.ceil(hint.height()) + 4)
+    if canvas.minimumSize() != size:
+        canvas.setMinimumSize(size)
 
 
 def group_is_layer(group: Group) -> bool:
