@@ -180,7 +180,7 @@ class QueryStrip(QWidget):
 
     def _fit_canvas(self) -> None:
         if self.canvas is not None:
-            fit_to_content(self.canvas, width=False)
+            fit_to_content(self.canvas)
 
     def _shapes(self) -> tuple:
         c = self.document.config

@@ -99,11 +99,10 @@ def fit_canvas(scene: StageScene) -> None:
     fit_to_content(scene.canvas)
 
 
-def fit_to_content(canvas, width: bool = True) -> None:
-    """A canvas asks its scroll area for the room its items need at least (the height
-    only, without `width`: it then follows the scroll area's width)."""
+def fit_to_content(canvas) -> None:
+    """A canvas asks its scroll area for the room its items need at least."""
     hint = canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
-    size = QSize(math.ceil(hint.width()) + 4 if width else 0, math.ceil(hint.height()) + 4)
+    size = QSize(math.ceil(hint.width()) + 4, math.ceil(hint.height()) + 4)
     if canvas.minimumSize() != size:
         canvas.setMinimumSize(size)
 

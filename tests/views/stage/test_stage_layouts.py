@@ -112,3 +112,25 @@ def test_the_stage_bar_says_stage_n_of_7_and_keeps_its_height(qtbot, zoom):
         tops.add(w.attention_view.mapTo(w, w.attention_view.rect().topLeft()).y())
     assert len(heights) == 1 and len(tops) == 1, (heights, tops)
     w.document.undo_stack.setClean()
+
+
+def test_opening_a_dock_scrolls_the_central_view_instead_of_cutting_it(qtbot):
+    w = shown(qtbot, "causal-6x16")
+    view, strip = w.attention_view, w.query_strip
+    w.docks["diff"].show()  # a bottom dock takes height from the stage area
+    w.docks["stats"].show()
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        qtbot.waitUntil(lambda: strip.settled)
+        QApplication.processEvents()
+        assert w.width() <= 1280 and w.height() <= 720
+        for canvas in (view.canvas, strip.canvas):
+            # the canvas is as large as its items need (its scroll area scrolls over it)
+            need = canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+            assert canvas.height() >= need.height() - 1, (stage.name, canvas.objectName())
+            assert canvas.width() >= need.width() - 1, (stage.name, canvas.objectName())
+            for item in canvas.ci.childItems():
+                box = item.sceneBoundingRect()
+                assert box.bottom() <= canvas.height() + 1 and box.right() <= canvas.width() + 1
+    w.document.undo_stack.setClean()
