@@ -102,6 +102,10 @@ def test_every_panel_is_square_readable_and_fully_labelled(qtbot, layer, zoom):
                 assert rows == [axis_label(t, i) for i, t in enumerate(tokens)], key
             if panel.cols <= READABLE:
                 assert len(drawn_labels(panel.plot.getAxis("bottom"))) == panel.cols, key
+    # the query strip names every key too (no thinning up to 40 tokens)
+    keys = [axis_label(t, i) for i, t in enumerate(tokens)]
+    for name in ("s", "a", "heads"):
+        assert drawn_labels(w.query_strip.panels[name].plot.getAxis("bottom")) == keys, name
     w.document.undo_stack.setClean()
 
 
