@@ -41,7 +41,9 @@ MIN_READABLE = 10
 MAX_CELL = 56  # at zoom 1: larger cells only spread a small matrix over the room
 LABEL_MAX_PX = 13.0  # tick labels at zoom 1 (10 pt); smaller only when cells are
 LABEL_MIN_PX = 8.0
-THUMB_SIDE = 84  # a thumbnail panel's longest side at zoom 1
+OVERVIEW_MIN = 240  # an overview's longest side at least, at zoom 1
+THUMB_SIDE = 84  # a thumbnail panel's longest side at zoom 1 (few heads)
+THUMB_MIN_SIDE = 36  # … and with many
 TITLE_PX = 24  # a group's title line at zoom 1
 PANEL_TITLE_PX = 22  # a panel's own title in a group of several
 AXIS_TITLE_PX = 16  # "query" / "key" beside the axes
@@ -167,8 +169,8 @@ def panel_size(
     return PanelSize(rows, cols, cell, px, row_step, col_step, rotated, left, bottom)
 
 
-def thumb_size(rows: int, cols: int, zoom: float) -> PanelSize:
-    return PanelSize(rows, cols, THUMB_SIDE * max(zoom, 0.5) / max(rows, cols, 1))
+def thumb_size(rows: int, cols: int, zoom: float, side: float = THUMB_SIDE) -> PanelSize:
+    return PanelSize(rows, cols, side * max(zoom, 0.5) / max(rows, cols, 1))
 
 
 @dataclass(frozen=True)
@@ -252,9 +254,12 @@ def _sizes_at(groups, config, tokens, scale: float, zoom: float, many: bool) -> 
 
 def min_scale(groups, config, tokens, zoom: float) -> float:
     """The smallest scale allowed: MIN_SMALL px while every readable matrix has at most
-    SMALL cells a side, else MIN_READABLE (both grown with the zoom)."""
+    SMALL cells a side, else MIN_READABLE (both grown with the zoom); a stage of
+    overviews only may shrink until their longest side is OVERVIEW_MIN pixels."""
     sides = [max(config.n, len(KINDS[k].columns(config, tokens))) for g in groups for k in g.kinds]
-    readable = [s for s in sides if s <= READABLE] or [READABLE]
+    readable = [s for s in sides if s <= READABLE]
+    if not readable:  # overviews only (n > 40): the longest side at least OVERVIEW_MIN
+        return OVERVIEW_MIN / READABLE * max(zoom, 1.0)
     base = MIN_SMALL if max(readable) <= SMALL else MIN_READABLE
     return base * max(zoom, 1.0)
 
@@ -301,15 +306,21 @@ def stage_geometry(
         big = inspected if any(g.head == inspected for g in heads) else heads[0].head
         large = [g for g in groups if g.head < 0 or g.head == big]
         thumbs = [g for g in heads if g.head != big]
-        tsizes = {
-            (k, g.head): thumb_size(config.n, len(KINDS[k].columns(config, tokens)), zoom)
-            for g in thumbs
-            for k in g.kinds
-        }
-        tw, th = _group_box(thumbs[0], tsizes, zoom)
-        th = th - TITLE_PX * z + 18 * z  # a thumbnail's title is one small line
-        per_column = max(1, int(room_h // th))
-        thumb_cols = math.ceil(len(thumbs) / per_column)
+        # thumbnails take at most about a third of the width: smaller when there are many
+        side = THUMB_SIDE
+        while True:
+            tsizes = {
+                (k, g.head): thumb_size(config.n, len(KINDS[k].columns(config, tokens)), zoom, side)
+                for g in thumbs
+                for k in g.kinds
+            }
+            tw, th = _group_box(thumbs[0], tsizes, zoom)
+            th = th - TITLE_PX * z + 18 * z  # a thumbnail's title is one small line
+            per_column = max(1, int(room_h // th))
+            thumb_cols = math.ceil(len(thumbs) / per_column)
+            if thumb_cols * tw <= room_w / 3 or side <= THUMB_MIN_SIDE:
+                break
+            side -= 8
         scale, cols, sizes = _fit_grid(
             large, config, tokens, room_w - thumb_cols * tw, room_h, zoom, False
         )
