@@ -212,6 +212,8 @@ class QueryStrip(QWidget):
         )
         # the cells keep a readable height whatever room the labels below take
         plot.getViewBox().setMinimumHeight(max(24, 12 * shape[0]))
+        # labels refitted to a new size change the room the canvas needs: fit it again
+        plot.getViewBox().sigResized.connect(self._fit_later.schedule)
         return panel
 
     def _clicked(self, part: str, row: int) -> None:
