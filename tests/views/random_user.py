@@ -777,7 +777,7 @@ class Run:
     def idle(self) -> bool:
         doc, view = self.window.document, self.window.attention_view
         strip = self.window.query_strip
-        return not (doc.busy or doc.computing or strip._timer.isActive()) and view.settled
+        return not (doc.busy or doc.computing or not strip.settled) and view.settled
 
     def start(self) -> None:
         self.timer.start(0)

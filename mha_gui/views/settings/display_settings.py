@@ -12,6 +12,9 @@ Signals:
     showValuesChanged(bool)  numbers printed in heatmap cells
     weightsRangeChanged(str) what the weights' colours show: "fixed" (0–1), or divided by
                              the "head"'s or the "row"'s largest weight
+    stageLayoutChanged(str)  the stage area's layout: "grid" (every head alike),
+                             "one-big" (the inspected head large, the others as
+                             thumbnails) or "auto" (grid up to four heads, else one-big)
 
 Each is emitted only when a value really changes. `set(name, value, save=True)` validates
 (ValueError for a bad value, nothing changes), stores and emits; with `save=True` — what a
@@ -41,6 +44,7 @@ from mha_gui import theme
 from mha_gui.engine.stage_panels import check_weights_range
 
 THEMES = ("light", "dark", "system", "high-contrast-light", "high-contrast-dark")
+STAGE_LAYOUTS = ("auto", "grid", "one-big")
 ZOOM_STEPS = (0.8, 0.9, 1.0, 1.15, 1.3, 1.5, 1.75, 2.0, 2.5)
 
 
@@ -63,6 +67,12 @@ def _zoom(value) -> float:
     if not math.isfinite(factor):
         raise ValueError(f"zoom {value!r} is not a finite number")
     return max(ZOOM_STEPS[0], min(ZOOM_STEPS[-1], factor))
+
+
+def _stage_layout(value) -> str:
+    if value not in STAGE_LAYOUTS:
+        raise ValueError(f"unknown stage layout {value!r}; choose {', '.join(STAGE_LAYOUTS)}")
+    return str(value)
 
 
 def _flag(value) -> bool:
@@ -92,6 +102,7 @@ FIELDS: dict[str, Field] = {
     "weights_range": Field(
         "view/weightsRange", "fixed", check_weights_range, "weightsRangeChanged"
     ),
+    "stage_layout": Field("view/stageLayout", "auto", _stage_layout, "stageLayoutChanged"),
 }
 
 
@@ -111,6 +122,7 @@ class DisplaySettings(QObject):
     zoomChanged = Signal(float)
     showValuesChanged = Signal(bool)
     weightsRangeChanged = Signal(str)
+    stageLayoutChanged = Signal(str)
 
     def __init__(self, parent: QObject | None = None, *, load: bool = True):
         super().__init__(parent)
@@ -156,6 +168,10 @@ class DisplaySettings(QObject):
     @property
     def weights_range(self) -> str:
         return self._values["weights_range"]
+
+    @property
+    def stage_layout(self) -> str:
+        return self._values["stage_layout"]
 
     # ------------------------------------------------------------------ writing ----
     def set(self, name: str, value, save: bool = True) -> bool:

@@ -18,32 +18,29 @@ their lifetime is written there), `headings` (stage_titles: titles and highlight
 
 from __future__ import annotations
 
-import math
 import time
 
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QTimer, Signal
+from PySide6.QtCore import QPoint, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
+from mha_gui.document import EVERYTHING, Later
 from mha_gui.engine.stage_panels import KINDS, PLANS
 from mha_gui.engine.stages import STAGES
 from mha_gui.views.settings.display_options import HeatmapOptions
+from mha_gui.views.settings.display_settings import STAGE_LAYOUTS
 from mha_gui.views.stage.cell_actions import CellActions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
+from mha_gui.views.stage.square_grid import Group, StageGeometry, stage_geometry
 from mha_gui.views.stage.stage_cells import StageCells
 from mha_gui.views.stage.stage_images import REBUILD, SWITCH, StageImages
 from mha_gui.views.stage.stage_scene import (
-    ALL,
-    Group,
     SceneStack,
     StageScene,
     depends,
     fit_canvas,
-    grid_columns,
-    grid_fits,
     grid_layout,
-    group_min_width,
     planned_cells,
     stage_groups,
 )
@@ -61,6 +58,9 @@ CHUNK_CELLS = 1_000_000
 BUILD_SLICE_S = 0.012
 # the last steps of a build in turns (see _build_steps)
 EVERY_HEAD_IN, PAINT_NEXT = "every head is in", "paint next"
+# The view's size is read in steps of this many pixels: a resize by a few pixels (a
+# dock's splitter dragged) keeps the layout rather than rebuilding every panel.
+SIZE_STEP = 24
 
 
 class AttentionView(QWidget):
@@ -80,6 +80,7 @@ class AttentionView(QWidget):
         self.menu_pair: tuple[int, int] | None = None
         # cells drawn as empty boxes (an exercise's blanks): (kind, head) -> {(row, col)}
         self._cell_filter = None
+        self.layout_mode = "auto"  # View settings' stage layout: auto, grid or one-big
 
         self.options = HeatmapOptions(
             restyle=self.rebuild,
@@ -99,17 +100,18 @@ class AttentionView(QWidget):
             on_click=self._cell_clicked,
             on_ctrl_click=self._cell_ctrl_clicked,
             on_menu=self._menu,
+            on_thumb=document.set_head,
             hide_cells=self._apply_filter,
         )
 
-        self._rebuild_timer = self._single_shot(self.rebuild)
-        self._build_timer = self._single_shot(self._continue_build)
-        self._relayout_timer = self._single_shot(self._relayout)
+        self._rebuild_later = Later(self, self.rebuild)
+        self._build_later = Later(self, self._continue_build)
+        self._relayout_later = Later(self, self._relayout)
         # titles and axes know their sizes once laid out: the scroll area's room then
-        self._fit_timer = self._single_shot(lambda: fit_canvas(self.scene))
+        self._fit_later = Later(self, lambda: fit_canvas(self.scene))
 
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(self._on_config)
+        # configChanged follows every shapeChanged in the same call: one connection
         document.configChanged.connect(self._on_config)
         document.tokensChanged.connect(self._on_tokens)
         document.viewChanged.connect(self._on_view)
@@ -125,13 +127,6 @@ class AttentionView(QWidget):
         self.computing.setVisible(False)
         self.rebuild()
         self.images.on_busy(document.busy)
-
-    def _single_shot(self, slot) -> QTimer:
-        timer = QTimer(self)
-        timer.setSingleShot(True)
-        timer.setInterval(0)
-        timer.timeout.connect(slot)
-        return timer
 
     # --------------------------------------------------- the shown stage's state ---
     @property
@@ -173,18 +168,33 @@ class AttentionView(QWidget):
 
     @property
     def rebuild_due(self) -> bool:  # the shapes or the layout changed, rebuild to come
-        return self._rebuild_timer.isActive()
+        return self._rebuild_later.pending
 
     @property
     def settled(self) -> bool:
         """Nothing pending: no build in turns, no rebuild due, nothing waiting for the
         worker (what a benchmark or a test waits for after an action)."""
-        timers = (self._rebuild_timer, self._build_timer, self._relayout_timer, self._fit_timer)
-        return not (self.building or self.images.deferred or any(t.isActive() for t in timers))
+        later = (self._rebuild_later, self._build_later, self._relayout_later, self._fit_later)
+        return not (self.building or self.images.deferred or any(t.pending for t in later))
 
     # ----------------------------------------------------- display settings ------
     def bind_display(self, settings) -> None:
         self.options.bind(settings)
+        settings.follow("stage_layout", self.set_stage_layout)
+
+    def set_stage_layout(self, name: str) -> None:
+        """Grid of every head, or the inspected head big beside thumbnails ("auto": the
+        grid up to four heads); see square_grid."""
+        if name not in STAGE_LAYOUTS:
+            raise ValueError(f"unknown stage layout {name!r}; choose {', '.join(STAGE_LAYOUTS)}")
+        if name != self.layout_mode:
+            self.layout_mode = name
+            self.rebuild()
+
+    @property
+    def geometry(self) -> StageGeometry | None:
+        """The shown stage's layout: each panel's size, each group's place."""
+        return self.scene.geometry
 
     def set_theme(self, name: str) -> None:
         self.options.set_theme(name)
@@ -243,15 +253,28 @@ class AttentionView(QWidget):
     def _groups(self) -> list[Group]:
         return stage_groups(self.document.view.stage, self.document.config)
 
-    def _fits(self, cols: int) -> bool:
-        """Is a grid of `cols` columns still right for the view's size?"""
-        groups = self._groups()
-        doc, zoom = self.document, self.options.zoom
-        room = group_min_width(groups, doc.config, doc.tokens, zoom)
-        return grid_fits(groups, cols, self.width(), self.height(), room)
+    def _geometry(self) -> StageGeometry:
+        """The current stage's layout for the view's size now (square_grid)."""
+        doc = self.document
+        width = self.width() // SIZE_STEP * SIZE_STEP
+        height = self.height() // SIZE_STEP * SIZE_STEP
+        return stage_geometry(
+            self._groups(),
+            doc.config,
+            doc.tokens,
+            width,
+            height,
+            self.options.zoom,
+            self.layout_mode,
+            doc.view.head,
+        )
+
+    def _fits(self, scene: StageScene) -> bool:
+        """Is `scene`'s layout still the one for the view's size (and inspected head)?"""
+        return scene.geometry == self._geometry()
 
     def _schedule_rebuild(self) -> None:
-        self._rebuild_timer.start()
+        self._rebuild_later.schedule()
 
     def _on_config(self) -> None:
         """New shapes or config: a new layout is a rebuild; a switch that changes numbers
@@ -262,12 +285,14 @@ class AttentionView(QWidget):
             return
         while self.scenes.kept:
             self.scenes.close(self.scenes.kept.popitem()[1])
+        if self.scene.built:
+            self.headings.update()  # a head switched off or on: its titles and marks
 
     def rebuild(self) -> None:
         """Build every panel of the current stage anew (shape, config, theme or zoom
         changed): every other stage's kept canvas is dropped too."""
-        self._rebuild_timer.stop()
-        self._relayout_timer.stop()
+        self._rebuild_later.cancel()
+        self._relayout_later.cancel()
         if self.document.computing:
             self.images.defer(REBUILD)  # built from the new trace when it is ready
             return
@@ -276,7 +301,7 @@ class AttentionView(QWidget):
 
     def _relayout(self) -> None:
         """The current stage again, in a grid that fits the new size (others are kept)."""
-        if not self._fits(self.scene.grid_cols):
+        if not self._fits(self.scene):
             self.scenes.renew(self.document.view.stage)
             self._build()
 
@@ -299,7 +324,7 @@ class AttentionView(QWidget):
             pending, scene.pending = scene.pending, None
             self._update_all(*pending)
         self.headings.update()
-        self._fit_timer.start()
+        self._fit_later.schedule()
 
     def _build(self) -> None:
         """Create every panel of the current stage in the (empty) current canvas: at once,
@@ -311,12 +336,13 @@ class AttentionView(QWidget):
         scene.stage, scene.layout = doc.view.stage, grid_layout(self.document.config)
         scene.canvas.setBackground(self.options.palette.background)
         groups = self._groups()
-        room = group_min_width(groups, c, doc.tokens, self.options.zoom)
-        ncols = grid_columns(groups, self.width(), self.height(), group_width=room)
-        scene.grid_cols = ncols
-        nrows = math.ceil(len(groups) / ncols)
+        scene.geometry = geometry = self._geometry()
+        if geometry.mode == "one-big":
+            scene.thumbs = pg.GraphicsLayout()
+            scene.thumbs.setSpacing(2)
+            scene.canvas.ci.addItem(scene.thumbs, row=0, col=geometry.cols, rowspan=geometry.rows)
         lut = self.options.lut(PLANS[self.stage_name].color)
-        steps = self._build_steps(scene, groups, ncols, nrows, lut)
+        steps = self._build_steps(scene, groups, lut)
         if planned_cells(groups, c, doc.tokens) > CHUNK_CELLS:
             # nothing but the background is painted until every head is in: a half-built
             # grid re-laid out and repainted at each step would cost more than the build
@@ -329,23 +355,28 @@ class AttentionView(QWidget):
             for _ in steps:
                 pass
 
-    def _build_steps(self, scene: StageScene, groups, ncols: int, nrows: int, lut):
+    def _build_steps(self, scene: StageScene, groups, lut):
         """The build, one step per head group, then its finish, then its first paint:
         a generator `_continue_build` runs a few steps per turn."""
-        for idx, group in enumerate(groups):
+        geometry = scene.geometry
+        many = geometry.mode == "grid" and len(groups) > 4
+        for group in groups:
             # filled before it joins the canvas: pyqtgraph re-lays out the whole layout
             # tree on every addItem, so a detached cell keeps that to the cell's few items
-            cell = self.builder.cell(scene, group, lut, many=len(groups) > 4)
-            scene.canvas.ci.addItem(cell, row=idx // ncols, col=idx % ncols)
+            cell = self.builder.cell(scene, group, lut, many=many)
+            place = geometry.places[group.head]
+            target = scene.thumbs if place.thumb else scene.canvas.ci
+            target.addItem(cell, row=place.row, col=place.col)
             yield None
         yield EVERY_HEAD_IN
         scene.adding = False
-        self.builder.finish(scene, lut, nrows)
+        bar_col = geometry.cols + (1 if scene.thumbs is not None else 0)
+        self.builder.finish(scene, lut, geometry.rows, bar_col)
         self._relabel()
         self._update_all()
         self.headings.update()
         fit_canvas(scene)
-        self._fit_timer.start()
+        self._fit_later.schedule()
         # the first paint of every panel (~30 ms at the projections stage, n = 2048) comes
         # in a turn of its own, after the finish
         yield PAINT_NEXT
@@ -365,22 +396,22 @@ class AttentionView(QWidget):
             # the finish (colour bar, labels, highlights, the first layout) and the first
             # paint take ~20–30 ms each: each in a fresh turn unless this one hardly began
             if spent > BUILD_SLICE_S or (step is not None and spent > BUILD_SLICE_S / 4):
-                self._build_timer.start()
+                self._build_later.schedule()
                 return
         scene.building = None
         self.images.sync_mark()
 
     # ------------------------------------------------------------------ content ---
-    def _update_all(self, heads=ALL, contributions=ALL) -> None:
+    def _update_all(self, heads=EVERYTHING, contributions=EVERYTHING) -> None:
         """New pixels for the panels whose matrix changed (all of them if the levels moved).
 
-        `heads`: the query heads whose Z changed (ALL: everything); `contributions`: the
+        `heads`: the query heads whose Z changed (EVERYTHING: everything); `contributions`: the
         heads whose output contribution changed. A large stage is prepared off the UI
         thread (StageImages)."""
         scene = self.scene
         if scene.adding:
             return  # every panel is drawn when the last one is in (_finish_build)
-        if heads is ALL:
+        if heads is EVERYTHING:
             stale = None
         else:
             contributions = set(heads) | set(contributions or ())
@@ -401,7 +432,7 @@ class AttentionView(QWidget):
         if self.images.deferred:
             self.images.run_deferred(changed=True)
             return
-        contributions = ALL if change is None else change.contributions
+        contributions = EVERYTHING if change is None else change.contributions
         for scene in self.scenes.kept.values():  # kept stages catch up when shown again
             scene.note_change(change, contributions)
         if self.rebuild_due:
@@ -419,6 +450,8 @@ class AttentionView(QWidget):
     def _on_view(self) -> None:
         if self.document.view.stage != self.scene.stage:
             self.show_stage()
+        elif self.scene.built and not self._fits(self.scene):
+            self._relayout()  # one-big: another head is inspected, it is drawn big
         else:
             self.headings.update()
 
@@ -443,8 +476,8 @@ class AttentionView(QWidget):
         super().resizeEvent(event)
         if not self.panels:
             return
-        if not self._fits(self.scene.grid_cols):
-            self._relayout_timer.start()  # this stage only: the others are checked when shown
+        if not self._fits(self.scene):
+            self._relayout_later.schedule()  # this stage only: the others are checked when shown
         else:
             self.headings.refit()  # titles go on one or two lines to fit
-            self._fit_timer.start()
+            self._fit_later.schedule()

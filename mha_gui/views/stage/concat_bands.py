@@ -16,8 +16,18 @@ class ConcatBands:
     for the inspected head (`show`). The items live on H's plot (its canvas owns them)."""
 
     def __init__(self, plot, c, pal: theme.Palette):
+        self.config = c
+        self.labels: dict[int, pg.TextItem] = {}
         self.outlines: dict[int, QGraphicsRectItem] = {}
+        self.off_marks: dict[int, QGraphicsRectItem] = {}  # hatched: a switched-off head
         for i in range(c.h):
+            mark = QGraphicsRectItem(QRectF(i * c.d_v, 0.0, c.d_v, c.n))
+            mark.setBrush(QBrush(QColor(pal.muted), Qt.BrushStyle.BDiagPattern))
+            mark.setPen(QPen(Qt.PenStyle.NoPen))
+            mark.setZValue(2.6)
+            mark.setVisible(False)
+            plot.addItem(mark, ignoreBounds=True)
+            self.off_marks[i] = mark
             band = QGraphicsRectItem(QRectF(i * c.d_v + 0.04, -0.56, c.d_v - 0.08, 0.46))
             band.setBrush(QBrush(QColor(theme.head_color(i))))
             band.setPen(QPen(Qt.PenStyle.NoPen))
@@ -29,6 +39,7 @@ class ConcatBands:
             label.setPos(i * c.d_v + c.d_v / 2, -0.33)
             label.setZValue(4)
             plot.addItem(label, ignoreBounds=True)
+            self.labels[i] = label
             outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.58, c.d_v, c.n + 0.58))
             pen = QPen(QColor(theme.head_color(i)))
             pen.setCosmetic(True)
@@ -44,6 +55,16 @@ class ConcatBands:
                 )
                 line.setZValue(2.5)
                 plot.addItem(line, ignoreBounds=True)
+
+    def set_off(self, heads) -> None:
+        """Hatch the columns of the switched-off heads (their Z, all zeros) and name them
+        "Z_i off" in their band."""
+        for i, mark in self.off_marks.items():
+            if mark.isVisible() != (i in heads):
+                mark.setVisible(i in heads)
+                self.labels[i].setHtml(
+                    f"<b>{symbol('Z', i, self.config).html}{' off' if i in heads else ''}</b>"
+                )
 
     def show(self, head: int) -> None:
         """Outline the inspected head's block (none for another head)."""

@@ -18,7 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QToolTip
+from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QSizePolicy, QToolTip
 
 from mha_gui import theme
 from mha_gui.engine.numbers import NumberFormat, number_format
@@ -27,29 +27,24 @@ from mha_gui.views.stage.panel_images import MAX_IMAGE_SIDE as MAX_IMAGE_SIDE
 from mha_gui.views.stage.panel_images import block_mean as block_mean
 from mha_gui.views.stage.panel_images import prepare_image, reduction
 from mha_gui.views.stage.plot_items import TICK_FONT_PT
+from mha_gui.views.stage.square_grid import (
+    PanelSize,
+    axis_label,
+    label_font,
+    panel_size,
+    text_width,
+)
+from mha_gui.views.stage.square_grid import tick_step as tick_step
 from mha_gui.views.widgets.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
 VALUE_LIMIT = 12
+VALUE_MIN_PX = 10  # numbers in cells only at a legible size; smaller: on hover only
 
 
-def tick_step(count: int, limit: int = 16) -> int:
-    """Label every k-th row/column so that at most about `limit` labels are drawn; k is
-    a round number (1, 2, 4, 5, 10, 20, 25, 50, 100, …) so the labels read as an even scale
-    (t0 t25 t50 …, not t0 t22 t44)."""
-    need = max(1, math.ceil(count / max(1, limit)))
-    scale = 1
-    while True:
-        for base in (1, 2, 4, 5, 10, 20, 25, 50):
-            if base * scale >= need:
-                return base * scale
-        scale *= 100
-
-
-def cell_ticks(labels: list[str], limit: int = 16) -> list[list[tuple[float, str]]]:
-    step = tick_step(len(labels), limit)
-    major = [(i + 0.5, str(labels[i])) for i in range(0, len(labels), step)]
-    return [major, []]
+def cell_ticks(labels: list[str], step: int = 1) -> list[tuple[float, str]]:
+    """(position, text) of every `step`-th label, centred on its cell."""
+    return [(i + 0.5, str(labels[i])) for i in range(0, len(labels), max(1, step))]
 
 
 class CellImage(pg.ImageItem):
@@ -112,6 +107,16 @@ class HeatmapPanel:
     None. `on_tooltip(kind, head, row, col)`, `on_click(head, row)`,
     `on_ctrl_click(kind, head, row, col)` and `on_menu(head, global_pos)` are called back
     by the image; `menu_cell` is the (row, col) last right-clicked (None: off the cells).
+
+    What another view may read (an accessible table, a keyboard cell cursor):
+    `matrix` (the numbers shown, rows × cols, None before the first `set_matrix`),
+    `row_labels` / `col_labels` (the labels of every row and column, as the axes name
+    them), `cell_scene_rect(row, col)` and `cell_view_rect(row, col)` (a cell's rectangle
+    in scene coordinates and in pixels of the canvas widget), `tooltip(row, col)` (its
+    hover text, plain) and `tooltip_html(row, col)`; `clicked(row, col)` acts as a click
+    on the cell. `size` is the drawn size (square_grid.PanelSize; None when the panel
+    stretches with its layout, as in the query strip), `off` whether the head is
+    switched off, `hidden` the exercise's blanks.
     """
 
     def __init__(
@@ -140,6 +145,7 @@ class HeatmapPanel:
         self.on_ctrl_click = on_ctrl_click
         self.menu_cell: tuple[int, int] | None = None
         self.query_rows = query_rows
+        self.top_margin = top_margin  # room above the first row, in cells
         self.zoom = zoom  # projector zoom: tick labels grow with it
         self.matrix: np.ndarray | None = None
         self.levels = (-1.0, 1.0)
@@ -151,6 +157,11 @@ class HeatmapPanel:
         self._value_font_px = 0
         self._frame: tuple | None = None
         self.hidden: frozenset[tuple[int, int]] = frozenset()
+        self.blank_numbers: dict[tuple[int, int], int] = {}  # (row, col) -> 1-based
+        self.size: PanelSize | None = None
+        self.off = False
+        self._row_labels: list[str] = []
+        self._col_labels: list[str] = []
 
         vb = plot.getViewBox()
         vb.invertY(True)
@@ -191,6 +202,25 @@ class HeatmapPanel:
         self.hidden_boxes.setBrush(QBrush(QColor(palette.panel)))
         self.hidden_boxes.setZValue(2.5)
         plot.addItem(self.hidden_boxes, ignoreBounds=True)
+        self._blank_items: list[pg.TextItem] = []  # the blanks' numbers, as listed
+
+        # a head switched off: greyed and hatched (not colour alone), with "off" on it
+        self.off_cover = QGraphicsRectItem(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
+        cover = QColor(palette.panel)
+        cover.setAlpha(170)
+        self.off_cover.setBrush(QBrush(cover))
+        self.off_cover.setPen(QPen(Qt.PenStyle.NoPen))
+        self.off_cover.setZValue(2.6)
+        self.off_hatch = QGraphicsRectItem(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
+        self.off_hatch.setBrush(QBrush(QColor(palette.muted), Qt.BrushStyle.BDiagPattern))
+        self.off_hatch.setPen(QPen(Qt.PenStyle.NoPen))
+        self.off_hatch.setZValue(2.7)
+        self.off_text = pg.TextItem("off", color=palette.text, anchor=(0.5, 0.5))
+        self.off_text.setPos(self.cols / 2, self.rows / 2)
+        self.off_text.setZValue(2.8)
+        for item in (self.off_cover, self.off_hatch, self.off_text):
+            item.setVisible(False)
+            plot.addItem(item, ignoreBounds=True)
 
         self.query_rect = QGraphicsRectItem()
         qpen = QPen(QColor(palette.highlight))
@@ -206,8 +236,8 @@ class HeatmapPanel:
         font.setPointSizeF(TICK_FONT_PT * zoom)
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
-            # labels are thinned so they never overlap; pyqtgraph's own check would drop
-            # the first column's label whenever it is wider than half a cell
+            # the panel chooses which labels to draw (every one up to 40); the room past
+            # the ends lets the first and last row's label show whole
             axis.setStyle(tickFont=font, tickLength=0, tickTextOffset=3, hideOverlappingLabels=30)
             axis.setPen(pg.mkPen(palette.muted))
             axis.setTextPen(pg.mkPen(palette.text))
@@ -231,28 +261,105 @@ class HeatmapPanel:
         vb.sigResized.connect(self._fit_labels)
 
     # ------------------------------------------------------------------ content ---
+    def set_size(self, size: PanelSize) -> None:
+        """Draw the panel at a fixed size: square cells of `size.cell` pixels, labels as
+        `size` says (square_grid decides); no axes for a thumbnail (label_px 0)."""
+        self.size = size
+        vb = self.plot.getViewBox()
+        vb.setFixedWidth(size.width)
+        vb.setFixedHeight(size.height + self.top_margin * size.cell)  # H's head bands
+        # the plot keeps its parts' size: a wider grid column never stretches its axes
+        # away from the cells
+        fixed = QSizePolicy.Policy.Fixed
+        self.plot.setSizePolicy(fixed, fixed)
+        if size.label_px <= 0:
+            for name in ("left", "bottom"):
+                self.plot.hideAxis(name)
+        else:
+            self.plot.getAxis("left").setWidth(size.left_w)
+            self.plot.getAxis("bottom").setHeight(size.bottom_h)
+        self._ticks_set = None
+        self._fit_ticks()
+
+    @property
+    def row_labels(self) -> list[str]:
+        """Every row's label, as the left axis names it."""
+        return list(self._row_labels)
+
+    @property
+    def col_labels(self) -> list[str]:
+        """Every column's label, as the bottom axis names it."""
+        return list(self._col_labels)
+
+    def cell_scene_rect(self, row: int, col: int) -> QRectF:
+        """Cell (row, col)'s rectangle in scene coordinates."""
+        return self.image.mapRectToScene(QRectF(float(col), float(row), 1.0, 1.0))
+
+    def cell_view_rect(self, row: int, col: int) -> QRectF:
+        """Cell (row, col)'s rectangle in pixels of the canvas widget that shows it."""
+        rect = self.cell_scene_rect(row, col)
+        scene = self.image.scene()
+        views = scene.views() if scene is not None else []
+        if not views:
+            return rect
+        return views[0].viewportTransform().mapRect(rect)
+
     def set_axis_labels(self, rows: list[str], cols: list[str], limit: int = 16) -> None:
-        """Token (or index) tick labels, thinned so that they never overlap."""
-        self._tick_labels = (list(rows), list(cols), limit)
-        self._widest = max((len(str(c)) for c in cols), default=1)  # once, not per resize
-        self._ticks_set: tuple | None = None
+        """Token (or index) tick labels: every row and column named up to 40 (a token
+        that is only a space mark gets its position, "␣ 5"); beyond, every k-th."""
+        self._row_labels = [axis_label(t, i) for i, t in enumerate(rows)]
+        self._col_labels = [axis_label(t, i) for i, t in enumerate(cols)]
+        self._ticks_set = None
         self._fit_ticks()
 
     def _fit_ticks(self) -> None:
-        if self._tick_labels is None:
+        if not self._row_labels and not self._col_labels:
             return
-        rows, cols, limit = self._tick_labels
-        rect = self.plot.getViewBox().sceneBoundingRect()
-        row_limit = col_limit = limit
-        if rect.width() > 0:
-            z = self.zoom
-            col_limit = min(limit, max(1, int(rect.width() / ((7.5 * self._widest + 10) * z))))
-            row_limit = min(limit, max(1, int(rect.height() / (17 * z))))
-        if self._ticks_set == (row_limit, col_limit):
+        size = self.size
+        if size is None:  # a stretching panel (the query strip): fit the room it has
+            rect = self.plot.getViewBox().sceneBoundingRect()
+            if rect.width() <= 0:
+                return
+            pitch = rect.width() / max(1, self.cols)
+            size = panel_size(
+                self.rows,
+                self.cols,
+                self._row_labels,
+                self._col_labels,
+                pitch,
+                self.zoom,
+                False,
+            )
+            size = PanelSize(
+                self.rows,
+                self.cols,
+                pitch,
+                size.label_px,
+                max(size.row_step, self._row_step_for(rect.height(), size.label_px)),
+                size.col_step,
+                size.rotated,
+                size.left_w,
+                size.bottom_h,
+            )
+        elif size.label_px <= 0:
+            return
+        key = (size.label_px, size.row_step, size.col_step, size.rotated, size.bottom_h)
+        if getattr(self, "_ticks_set", None) == key:
             return  # a resize that keeps the same labels: nothing to lay out again
-        self._ticks_set = (row_limit, col_limit)
-        self.plot.getAxis("left").setTicks(cell_ticks(rows, row_limit))
-        self.plot.getAxis("bottom").setTicks(cell_ticks(cols, col_limit))
+        self._ticks_set = key
+        font = label_font(size.label_px)
+        left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
+        left.set_labels(cell_ticks(self._row_labels, size.row_step), font)
+        bottom.set_labels(cell_ticks(self._col_labels, size.col_step), font, size.rotated)
+        if self.size is None:  # the axes take the room their labels need
+            if bottom.isVisible():
+                bottom.setHeight(size.bottom_h)
+            if left.isVisible():
+                left.setWidth(size.left_w)
+
+    def _row_step_for(self, height: float, px: float) -> int:
+        pitch = height / max(1, self.rows)
+        return 1 if self.rows <= 40 else max(1, math.ceil(px * 1.3 / max(pitch, 1e-6)))
 
     def set_matrix(
         self,
@@ -283,24 +390,74 @@ class HeatmapPanel:
         if not same_array(blocked, self._blocked):
             self._blocked = None if blocked is None else blocked.copy()
             self._draw_blocked()
+        self._value_font_px = -1  # the numbers' widths may have changed: fit them again
+        self._fit_labels()
         self._update_labels()
 
     def set_hidden(self, cells) -> None:
         """Draw `cells` ((row, col) pairs) as empty boxes: a neutral fill and an outline,
         no colour, no number, and a tooltip that does not give the value away (an
-        exercise's blanks). An empty set shows every cell again."""
+        exercise's blanks). An empty set shows every cell again. A mapping
+        {(row, col): index} (Exercise.panel_blanks) numbers each box as the exercise
+        panel lists it: index + 1, inside the dashed box."""
+        order = dict(cells) if isinstance(cells, dict) else {}
         hidden = frozenset(
             (int(r), int(c)) for r, c in cells if 0 <= r < self.rows and 0 <= c < self.cols
         )
-        if hidden == self.hidden:
+        numbers = {cell: int(order[cell]) + 1 for cell in hidden if cell in order}
+        if hidden == self.hidden and numbers == self.blank_numbers:
             return
-        self.hidden = hidden
+        self.hidden, self.blank_numbers = hidden, numbers
         path = QPainterPath()
         m = 0.06  # a margin: neighbouring blanks stay separate boxes
         for r, c in sorted(hidden):
             path.addRect(QRectF(c + m, r + m, 1 - 2 * m, 1 - 2 * m))
         self.hidden_boxes.setPath(path)
+        self._draw_blank_numbers()
         self._update_labels()
+
+    def _draw_blank_numbers(self) -> None:
+        """The blanks' numbers in their boxes (TextItems made once per blank shown)."""
+        numbers = sorted(self.blank_numbers.items())
+        while len(self._blank_items) < len(numbers):
+            item = pg.TextItem("", color=self.palette.text, anchor=(0.5, 0.5))
+            item.setZValue(2.9)
+            self.plot.addItem(item, ignoreBounds=True)
+            self._blank_items.append(item)
+        cell = self.size.cell if self.size is not None else 20.0
+        font = QFont()
+        font.setPixelSize(max(8, min(18, round(cell * 0.5))))
+        font.setBold(True)
+        for i, item in enumerate(self._blank_items):
+            if i < len(numbers):
+                (r, c), number = numbers[i]
+                item.setText(str(number))
+                item.setFont(font)
+                item.setPos(c + 0.5, r + 0.5)
+            item.setVisible(i < len(numbers))
+
+    def blank_number_texts(self) -> dict[tuple[int, int], str]:
+        """{(row, col): the number drawn in that blank's box} (what a student sees)."""
+        items = [i for i in self._blank_items if i.isVisible()]
+        return {
+            (math.floor(i.pos().y()), math.floor(i.pos().x())): i.textItem.toPlainText()
+            for i in items
+        }
+
+    def set_off(self, off: bool) -> None:
+        """Mark the panel's head switched off: greyed, hatched and labelled "off" (its
+        numbers stay readable underneath, and in tooltips)."""
+        off = bool(off)
+        if off == self.off:
+            return
+        self.off = off
+        font = QFont()
+        cell = self.size.cell if self.size is not None else 20.0
+        font.setPixelSize(max(10, min(28, round(cell * min(self.rows, self.cols) * 0.3))))
+        font.setBold(True)
+        self.off_text.setFont(font)
+        for item in (self.off_cover, self.off_hatch, self.off_text):
+            item.setVisible(off)
 
     def relevel(self, levels: tuple[float, float], fmt: NumberFormat | None = None) -> None:
         """New colour levels for the same numbers (the image is re-mapped, not rebuilt)."""
@@ -336,7 +493,7 @@ class HeatmapPanel:
     def _update_labels(self) -> None:
         if not self.labels or self.matrix is None:
             return
-        visible = self._show_values and self._value_font_px >= 7
+        visible = self._show_values and self._value_font_px >= VALUE_MIN_PX
         colours = theme.colors_for(self._display, self.levels, self.lut)
         for r, row in enumerate(self.labels):
             for c, item in enumerate(row):
@@ -362,10 +519,21 @@ class HeatmapPanel:
         if rect.width() <= 0 or not self.labels:
             return
         cw, ch = rect.width() / self.cols, rect.height() / self.rows
-        size = int(min(cw / 4.0, ch * 0.42, 18))
+        size = int(min(ch * 0.42, 18))
+        if size >= VALUE_MIN_PX and self.matrix is not None:
+            # the widest number must fit its cell; else a smaller font, or none
+            finite = self.matrix[np.isfinite(self.matrix)]
+            sample = (
+                [self.fmt.cell(float(v)) for v in (finite.min(), finite.max())]
+                if (finite.size)
+                else []
+            )
+            widest = text_width(sample, size)
+            if widest > cw * 0.9:
+                size = int(size * cw * 0.9 / widest)
         if size != self._value_font_px:
             self._value_font_px = size
-            if size >= 7:
+            if size >= VALUE_MIN_PX:
                 font = QFont()
                 font.setPixelSize(size)
                 for row in self.labels:

@@ -5,12 +5,81 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from mha_gui.engine.numbers import NumberFormat
 
 TICK_FONT_PT = 10
+
+
+class TokenAxis(pg.AxisItem):
+    """A heatmap's row or column labels: one label per row (column) it is given, each
+    centred on its cell, never dropped for crowding (the panel chooses which to give:
+    every one up to 40, see square_grid). Column labels wider than their columns are
+    drawn rotated, reading bottom to top. `generateDrawSpecs` returns what is drawn —
+    (rect, flags, text) per label, a rotated label's rect being its upright box — so a
+    test reads the very labels on screen."""
+
+    def __init__(self, orientation: str):
+        super().__init__(orientation)
+        self.rotated = False
+        self._labels: list[tuple[float, str]] | None = None
+
+    def set_labels(self, ticks: list[tuple[float, str]], font: QFont, rotated: bool = False):
+        """Draw `ticks` ((position in cells, text)) in `font`; `rotated` column labels."""
+        self._labels = list(ticks)
+        self.rotated = rotated and self.orientation == "bottom"
+        self.setStyle(tickFont=font)
+        self.setTicks([self._labels, []])  # what pyqtgraph's own readers see
+        self.picture = None
+        self.update()
+
+    def generateDrawSpecs(self, p):
+        if self._labels is None or self.linkedView() is None:
+            return super().generateDrawSpecs(p)
+        bounds = self.mapRectFromParent(self.geometry())
+        vb = self.linkedView()
+        font = self.style["tickFont"] or QFont()
+        fm = QFontMetricsF(font)
+        line = fm.height()
+        left = self.orientation == "left"
+        if left:
+            axis = (self.pen(), bounds.topRight(), bounds.bottomRight())
+        else:
+            axis = (self.pen(), bounds.topLeft(), bounds.topRight())
+        specs = []
+        dont_clip = Qt.TextFlag.TextDontClip
+        for value, text in self._labels:
+            width = fm.horizontalAdvance(text) + 2
+            if left:
+                y = self.mapFromScene(vb.mapViewToScene(QPointF(0.0, value))).y()
+                rect = QRectF(bounds.right() - 4 - width, y - line / 2, width, line)
+                flags = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            else:
+                x = self.mapFromScene(vb.mapViewToScene(QPointF(value, 0.0))).x()
+                if self.rotated:
+                    rect = QRectF(x - line / 2, bounds.top() + 3, line, width)
+                else:
+                    rect = QRectF(x - width / 2, bounds.top() + 3, width, line)
+                flags = Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop
+            specs.append((rect, flags | dont_clip, text))
+        return axis, [], specs
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        if not self.rotated:
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        p.setFont(self.style["tickFont"] or QFont())
+        p.setPen(self.textPen())
+        for rect, _flags, text in textSpecs:
+            p.save()
+            p.translate(rect.center().x(), rect.top())
+            p.rotate(-90)
+            box = QRectF(-rect.height(), -rect.width() / 2, rect.height(), rect.width())
+            p.drawText(box, int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter), text)
+            p.restore()
+        return None
 
 
 class MatrixPlot(pg.GraphicsLayout):
@@ -27,7 +96,7 @@ class MatrixPlot(pg.GraphicsLayout):
         self.setSpacing(0)
         self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
         self.titleLabel = pg.LabelItem("")
-        self.axes = {"left": pg.AxisItem("left"), "bottom": pg.AxisItem("bottom")}
+        self.axes = {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
         self.addItem(self.titleLabel, row=0, col=1)
         self.addItem(self.axes["left"], row=1, col=0)
         self.addItem(self.vb, row=1, col=1)

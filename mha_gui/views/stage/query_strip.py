@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
+from mha_gui.document import Later
 from mha_gui.engine.explain import explain_cell
 from mha_gui.engine.stage_panels import weights_colours
 from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot
-from mha_gui.views.stage.stage_scene import discard_widget
+from mha_gui.views.stage.square_grid import LABEL_MAX_PX, READABLE, axis_label, text_width
+from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scroll_holder
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
@@ -46,9 +47,15 @@ class QueryStrip(QWidget):
         self.titles: dict[str, pg.LabelItem] = {}
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(0, 0, 0, 0)
+        # the strip scrolls when a dock leaves it less height than its labels need (its
+        # labels are never cut)
+        self._scroll = scroll_holder(None)
+        self._scroll.setObjectName("queryStripScroll")
+        self._layout.addWidget(self._scroll)
+        self._fit_later = Later(self, self._fit_canvas)
         self.canvas: pg.GraphicsLayoutWidget | None = None
         self._built_for: tuple | None = None  # the panel shapes of the last rebuild
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(90)
 
         # Counters for tests and benchmarks: panels built, and every panel and title
         # refreshed. One edit that changes shape, config and tokens at once (+ token)
@@ -57,24 +64,37 @@ class QueryStrip(QWidget):
         self.refresh_count = 0
         self._pending: str | None = None  # "rebuild" or "refresh", done on the next turn
         self._rendered_at = -1  # the document's recompute_count the panels show
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
-        self._timer.timeout.connect(self._run_pending)
+        self._later = Later(self, self._run_pending)
 
         document.traceChanged.connect(self._on_trace)
-        document.shapeChanged.connect(self._on_config)
-        document.configChanged.connect(self._on_config)
-        document.tokensChanged.connect(lambda: self._schedule("refresh"))
+        document.configChanged.connect(self._on_config)  # it follows every shapeChanged
+        document.tokensChanged.connect(self._on_tokens)
         document.viewChanged.connect(self._on_view)
         self.rebuild()
+
+    @property
+    def settled(self) -> bool:
+        """Nothing pending: no rebuild or refresh waits for the next turn (what a test
+        waits for after an action)."""
+        return not (self._later.pending or self._fit_later.pending)
 
     def sizeHint(self):
         hint = super().sizeHint()
         # small enough that the heads above keep most of a 720 px projector's height
         zoom = self.options.zoom
-        hint.setHeight(round(112 + 12 * min(self.document.config.h, 8) + 40 * (zoom - 1)))
+        height = 112 + 12 * min(self.document.config.h, 8) + 40 * (zoom - 1)
+        hint.setHeight(round(height + self._key_label_room()))
         return hint
+
+    def _key_label_room(self) -> float:
+        """The height the key labels need beyond one line when they stand upright
+        (every key is named up to 40 tokens: in a narrow strip they turn)."""
+        tokens = self.document.tokens
+        if len(tokens) <= 8:
+            return 0.0
+        px = LABEL_MAX_PX * self.options.zoom**0.5 * 0.8
+        labels = [axis_label(t, i) for i, t in enumerate(tokens[:READABLE])]
+        return min(90.0, max(0.0, text_width(labels, px) - px))
 
     # ----------------------------------------------------- display settings ------
     def bind_display(self, settings) -> None:
@@ -111,10 +131,11 @@ class QueryStrip(QWidget):
     # ----------------------------------------------------------------- building ---
     def rebuild(self) -> None:
         self._pending = None
-        self._timer.stop()
+        self._later.cancel()
         self.rebuild_count += 1
         c = self.document.config
         self._built_for = self._shapes()
+        self.updateGeometry()
         options = self.options
         pal = options.palette
         self._new_canvas()
@@ -148,21 +169,28 @@ class QueryStrip(QWidget):
 
     def _new_canvas(self) -> None:
         """An empty canvas in place of the last one, which Qt deletes with its items."""
-        old = self.canvas
+        old = self._scroll.takeWidget()
         self.panels, self.titles = {}, {}
         self.canvas = pg.GraphicsLayoutWidget()
         self.canvas.setObjectName("queryStripCanvas")
         attach_strip(self.canvas, self)  # keyboard cursor, accessible tables
         self.canvas.ci.setContentsMargins(4, 2, 4, 2)
-        if old is None:
-            self._layout.addWidget(self.canvas)
-            return
-        self._layout.replaceWidget(old, self.canvas)
-        discard_widget(old)
+        self._scroll.setWidget(self.canvas)
+        if old is not None:
+            discard_widget(old)
+        self._fit_later.schedule()
+
+    def _fit_canvas(self) -> None:
+        if self.canvas is not None:
+            fit_to_content(self.canvas)
 
     def _shapes(self) -> tuple:
         c = self.document.config
         return (c.n, c.h, c.d_k, c.d_v)
+
+    def _on_tokens(self) -> None:
+        self.updateGeometry()  # longer labels need more room when they stand upright
+        self._schedule("refresh")
 
     def _on_config(self) -> None:
         """New shapes or config: new panel shapes are a rebuild; any other change (the
@@ -184,7 +212,10 @@ class QueryStrip(QWidget):
             value_limit=STRIP_VALUE_LIMIT,
             zoom=self.options.zoom**0.5,
         )
-        plot.setMinimumHeight(40)
+        # the cells keep a readable height whatever room the labels below take
+        plot.getViewBox().setMinimumHeight(max(24, 12 * shape[0]))
+        # labels refitted to a new size change the room the canvas needs: fit it again
+        plot.getViewBox().sigResized.connect(self._fit_later.schedule)
         return panel
 
     def _clicked(self, part: str, row: int) -> None:
@@ -197,7 +228,7 @@ class QueryStrip(QWidget):
         ask for it in this one (a rebuild includes the refresh)."""
         if self._pending != "rebuild":
             self._pending = kind
-        self._timer.start()
+        self._later.schedule()
 
     def _run_pending(self) -> None:
         if self.document.computing:
@@ -210,8 +241,9 @@ class QueryStrip(QWidget):
 
     def _refresh_all(self, *_args) -> None:
         self._pending = None
-        self._timer.stop()
+        self._later.cancel()
         self._update(None)
+        self._fit_later.schedule()  # new labels may need more height
 
     def _on_view(self) -> None:
         """The strip follows the inspected head and the query token, not the stage."""
@@ -230,7 +262,7 @@ class QueryStrip(QWidget):
 
     def _on_trace(self, heads) -> None:
         if self._pending is not None:
-            self._timer.start()  # the pending refresh reads the new trace
+            self._later.schedule()  # the pending refresh reads the new trace
         elif self.document.recompute_count != self._rendered_at:
             self._update(heads)
         # else: a refresh already read this very trace (it was pending in this turn)

@@ -1,9 +1,15 @@
 """Stage navigation (slider, Previous / Next / Play, Ctrl+PgUp / Ctrl+PgDown anywhere in
 the window, ← / → when no table or text field has focus) and the inspect controls.
 
-Shows the current stage's title, its formula (large, readable from the back of a room)
-and the shapes of its operands, e.g. `A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4`.
+Shows the current stage's title ("Stage 4 of 7 · Attention weights": Stage.number, the
+one numbering people see), its formula (large, readable from the back of a room) and the
+shapes of its operands, e.g. `A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4`, and
+the Layout selector of the stage area (grid / one head big, kept in the view settings).
 Everything is bound both ways to the document's view state.
+
+Two fixed rows, [navigation · title · selectors] and [formula · shapes · sentence]: the
+title keeps the width of the longest stage title and the sentence elides, so nothing
+moves from one stage to the next and the heatmaps below never jump during Play.
 """
 
 from __future__ import annotations
@@ -128,6 +134,14 @@ class ElidedLabel(QLabel):
             )
 
 
+LAYOUT_CHOICES = (("auto", "Auto"), ("grid", "Grid"), ("one-big", "One head big"))
+
+
+def stage_title(stage) -> str:
+    """ "Stage 4 of 7 · Attention weights": Stage.number, the numbering people see."""
+    return f"Stage {stage.number} of {len(STAGES)} · {stage.title}"
+
+
 def _swatch(colour: str) -> QIcon:
     pix = QPixmap(12, 12)
     pix.fill(QColor(colour))
@@ -161,17 +175,20 @@ class StageBar(QWidget):
         self.stage_slider.setMinimumWidth(140)
         self.stage_slider.setAccessibleName("Calculation stage")
 
-        # title, formula and shapes are never cut: on a very narrow bar they wrap instead
-        self.title_label = WrapLabel()
+        # the title is as wide as the longest stage title (fixed: nothing moves per stage)
+        self.title_label = QLabel()
+        self.title_label.setTextFormat(Qt.TextFormat.PlainText)
         self.title_label.setObjectName("stageTitle")
         # the sentence may be cut (…) on a narrow window; the full text is its tooltip
         self.what_label = ElidedLabel()
         self.what_label.setObjectName("stageWhat")
 
-        self.formula_label = WrapLabel()
+        self.formula_label = QLabel()
         self.formula_label.setObjectName("stageFormula")
         self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.shapes_label = WrapLabel()
+        self.shapes_label = QLabel()
+        self.shapes_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.shapes_label.setWordWrap(True)
         self.shapes_label.setObjectName("stageShapes")
         self.shapes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -195,9 +212,23 @@ class StageBar(QWidget):
         query_label.setBuddy(self.query_selector)
 
         self.head_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.layout_selector = QComboBox()
+        self.layout_selector.setObjectName("stageLayout")
+        self.layout_selector.setAccessibleName("Stage layout")
+        self.layout_selector.setToolTip(
+            "Grid: every head alike · One head big: the inspected head large, the others as "
+            "thumbnails (click one to inspect it) · Auto: grid up to 4 heads"
+        )
+        for value, text in LAYOUT_CHOICES:
+            self.layout_selector.addItem(text, value)
+        layout_label = QLabel("&Layout")
+        layout_label.setBuddy(self.layout_selector)
+        self._settings = None
 
         # Two flowing lines that wrap on a narrow window or a big zoom instead of
-        # widening it: [navigation · title · selectors] and [formula · shapes · sentence].
+        # widening it: [navigation · title · selectors] and [formula · shapes · sentence ·
+        # layout]. Every item keeps one size through the stages (the widest stage's), so
+        # the lines break in the same places at every stage: nothing moves during Play.
         nav = _group(self.prev_button, self.play_button, self.next_button, (self.stage_slider, 1))
         nav.setObjectName("stageNavigation")
         nav.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -209,6 +240,7 @@ class StageBar(QWidget):
         self.bottom_flow = FlowLayout(h_spacing=24)
         for w in (self.formula_label, self.shapes_label, self.what_label):
             self.bottom_flow.addWidget(w)
+        self.bottom_flow.addWidget(_group(layout_label, self.layout_selector))
 
         box = QVBoxLayout(self)
         box.setContentsMargins(6, 4, 6, 4)
@@ -244,10 +276,10 @@ class StageBar(QWidget):
         self.stage_slider.valueChanged.connect(document.set_stage)
         self.head_selector.currentIndexChanged.connect(self._head_picked)
         self.query_selector.currentIndexChanged.connect(self._query_picked)
+        self.layout_selector.currentIndexChanged.connect(self._layout_picked)
 
         document.viewChanged.connect(self._sync_view)
-        document.configChanged.connect(self._sync_all)
-        document.shapeChanged.connect(self._sync_all)
+        document.configChanged.connect(self._sync_all)  # it follows every shapeChanged
         document.tokensChanged.connect(self._fill_queries)
         self._sync_all()
 
@@ -307,8 +339,21 @@ class StageBar(QWidget):
         if index >= 0:
             self.document.set_query(index)
 
+    def _layout_picked(self, index: int) -> None:
+        if index >= 0 and self._settings is not None:
+            self._settings.set("stage_layout", self.layout_selector.itemData(index))
+
+    def set_stage_layout(self, name: str) -> None:
+        """Show the view settings' stage layout (auto, grid or one-big)."""
+        index = self.layout_selector.findData(name)
+        if index >= 0 and index != self.layout_selector.currentIndex():
+            self.layout_selector.blockSignals(True)
+            self.layout_selector.setCurrentIndex(index)
+            self.layout_selector.blockSignals(False)
+
     def _apply_fonts(self) -> None:
-        """Title, formula and shapes larger than the rest (they follow the zoom)."""
+        """Title, formula and shapes larger than the rest (they follow the zoom); the
+        title as wide as the longest stage title, so the selectors never move."""
         for label, factor, bold in (
             (self.title_label, 1.25, True),
             (self.formula_label, 1.6, False),
@@ -318,6 +363,30 @@ class StageBar(QWidget):
             font.setPointSizeF(self.font().pointSizeF() * factor)
             font.setBold(bold)
             label.setFont(font)
+        self._fix_sizes()
+
+    def _fix_sizes(self) -> None:
+        """Title, formula and shapes as large as the largest stage's (for this config and
+        zoom): the flow then breaks its lines in the same places at every stage."""
+        c = self.document.config
+        fm = self.title_label.fontMetrics()
+        widest = max(fm.horizontalAdvance(stage_title(s)) for s in STAGES)
+        self.title_label.setFixedWidth(widest + 8)
+        fm = self.formula_label.fontMetrics()
+        widest = max(fm.horizontalAdvance(formula_for(s, c)) for s in STAGES)
+        self.formula_label.setFixedSize(widest + 8, fm.height() + 2)
+        label = self.shapes_label
+        fm = label.fontMetrics()
+        lines = [shapes_line(s, c) for s in STAGES]
+        width = min(max(fm.horizontalAdvance(t) for t in lines) + 8, fm.averageCharWidth() * 44)
+        probe = QLabel()
+        probe.setFont(label.font())
+        probe.setWordWrap(True)
+        height = 0
+        for text in lines:
+            probe.setText(text)
+            height = max(height, probe.heightForWidth(width))
+        label.setFixedSize(width, max(height, fm.height()))
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -327,6 +396,8 @@ class StageBar(QWidget):
     def bind_display(self, settings) -> None:
         """Follow a DisplaySettings' theme (the fonts follow the application's zoom)."""
         bind_display(self, settings, ("theme",))
+        self._settings = settings
+        settings.follow("stage_layout", self.set_stage_layout)
 
     def set_theme(self, name: str) -> None:
         # a palette, not a style sheet: style sheets stop the labels following the zoom
@@ -339,6 +410,7 @@ class StageBar(QWidget):
 
     # -------------------------------------------------------------------- syncing ---
     def _sync_all(self) -> None:
+        self._fix_sizes()
         self._fill_heads()
         self._fill_queries()
         self._sync_view()
@@ -386,7 +458,7 @@ class StageBar(QWidget):
                     else:
                         widget.setCurrentIndex(value)
                     widget.blockSignals(False)
-        self.title_label.setText(f"{stage.index + 1}/{len(STAGES)}  {stage.title}")
+        self.title_label.setText(stage_title(stage))
         self.what_label.setText(stage.what)
         self.what_label.setToolTip(stage.what)
         self.formula_label.setTextFormat(Qt.TextFormat.RichText)  # typeset (notation.py)

@@ -12,13 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pyqtgraph as pg
+from PySide6.QtWidgets import QSizePolicy
 
 from mha_gui.engine.stage_panels import KINDS, bar_label, stage_format, stage_levels, symbol
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel, add_plot
-from mha_gui.views.stage.stage_scene import Group, StageScene, make_readable
+from mha_gui.views.stage.square_grid import Group
+from mha_gui.views.stage.stage_scene import StageScene
 
 
 class StageCells:
@@ -31,6 +33,7 @@ class StageCells:
         on_click: Callable,
         on_ctrl_click: Callable,
         on_menu: Callable,
+        on_thumb: Callable[[int], None],
         hide_cells: Callable[[HeatmapPanel, str, int], None],
     ):
         self.document, self.options = document, options
@@ -41,23 +44,33 @@ class StageCells:
             "on_menu": on_menu,
         }
         self._hide_cells = hide_cells
+        self._on_thumb = on_thumb
 
     def cell(self, scene: StageScene, group: Group, lut, many: bool) -> pg.GraphicsLayout:
-        """One grid cell: a group's title over its panels (one per kind), detached (the
-        view adds it to the canvas)."""
+        """One grid cell: a group's title over its panels (one per kind), each panel at
+        the size the scene's geometry gives it, detached (the view adds it to the
+        canvas). A thumbnail (one-big layout) has no axes and no numbers; a click on it
+        inspects its head."""
         doc, options = self.document, self.options
         c, pal = doc.config, options.palette
+        geometry = scene.geometry
+        thumb = geometry.places[group.head].thumb
         cell = pg.GraphicsLayout()
         cell.setContentsMargins(2, 2, 2, 2)
         cell.setSpacing(2)
-        title = TitleLabel("", size=options.pt(11))
+        title = TitleLabel("", size=options.pt(9 if thumb else 11))
         cell.addItem(title, row=0, col=0, colspan=len(group.kinds))
         scene.titles[group.head] = title
         head = None if group.head < 0 else group.head
+        callbacks = dict(self._callbacks)
+        if thumb:
+            callbacks["on_click"] = lambda h, _row: self._on_thumb(h)
+            callbacks["on_ctrl_click"] = None
         for j, kind in enumerate(group.kinds):
-            shape = (c.n, len(KINDS[kind].columns(c, doc.tokens)))
+            size = geometry.size(kind, group.head)
+            shape = (size.rows, size.cols)
             plot = add_plot(cell, 1, j)
-            if len(group.kinds) > 1:
+            if len(group.kinds) > 1 and not thumb:
                 plot.setTitle(
                     f"{symbol(kind, head, c).html}  <span style='color:{pal.muted}'>"
                     f"{shape[0]}×{shape[1]}</span>",
@@ -75,20 +88,21 @@ class StageCells:
                 query_rows=KINDS[kind].query_rows,
                 top_margin=0.6 if kind == "H" else 0.0,
                 zoom=options.zoom,
-                **self._callbacks,
+                value_limit=0 if thumb else 12,
+                **callbacks,
             )
-            if KINDS[kind].masked and not many:
+            if KINDS[kind].masked and not many and not thumb:
                 style = {"color": pal.muted, "font-size": options.pt(9)}
                 plot.setLabel("left", "query", **style)
                 plot.setLabel("bottom", "key", **style)
-            make_readable(panel)
+            panel.set_size(size)
             scene.panels[(kind, group.head)] = panel
             self._hide_cells(panel, kind, group.head)
-        if len(group.kinds) > 1:
-            cell.layout.setRowStretchFactor(1, 1)
+        fixed = QSizePolicy.Policy.Fixed
+        cell.setSizePolicy(fixed, fixed)  # its column may be wider: it stays its size
         return cell
 
-    def finish(self, scene: StageScene, lut, nrows: int) -> None:
+    def finish(self, scene: StageScene, lut, nrows: int, col: int) -> None:
         """Every head is in: the concat bands over H and the stage's colour bar (its levels
         come with the pixels)."""
         options = self.options
@@ -99,4 +113,4 @@ class StageCells:
         label = bar_label(scene.stage, options.weights_range)
         fmt = stage_format(scene.stage, scene.levels)
         scene.colorbar = ColorBar(lut, scene.levels, label, pal, options.zoom, fmt)
-        scene.canvas.ci.addItem(scene.colorbar, row=0, col=scene.grid_cols, rowspan=nrows)
+        scene.canvas.ci.addItem(scene.colorbar, row=0, col=col, rowspan=nrows)

@@ -11,6 +11,7 @@ it (or its scene was closed meanwhile).
 
 from __future__ import annotations
 
+from mha_gui.document import EVERYTHING
 from mha_gui.engine.numbers import peak
 from mha_gui.engine.stage_panels import (
     KINDS,
@@ -21,7 +22,7 @@ from mha_gui.engine.stage_panels import (
 )
 from mha_gui.engine.stages import STAGES
 from mha_gui.views.stage.heatmap_panel import prepare_image
-from mha_gui.views.stage.stage_scene import ALL, StageScene
+from mha_gui.views.stage.stage_scene import StageScene
 
 # what waits for the worker: nothing, a stage switch, or a rebuild (which includes one)
 NOTHING, SWITCH, REBUILD = "", "switch", "rebuild"
@@ -52,7 +53,7 @@ class StageImages:
         waiting, self.deferred = self.deferred, NOTHING
         if changed:
             for scene in view.scenes.every():
-                scene.note_change(ALL, ALL)
+                scene.note_change(EVERYTHING, EVERYTHING)
         # a rebuild (new shapes or config) drops every kept stage; a stage switch may
         # show a kept one
         scene = view.scenes.current
@@ -102,7 +103,7 @@ class StageImages:
         if scene.closed or scene.prepare_token is not token:
             return  # its canvas is gone, or a newer preparation superseded this one
         if scene is not self.view.scene:
-            scene.note_change(ALL, ALL)  # hidden meanwhile: redone when shown
+            scene.note_change(EVERYTHING, EVERYTHING)  # hidden meanwhile: redone when shown
             return
         scene.peaks.update({key: value[1] for key, value in result.items()})
         levels = stage_levels(scene.stage, scene.peaks.values())

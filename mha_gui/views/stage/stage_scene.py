@@ -32,29 +32,19 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
 
+from mha_gui.document import EVERYTHING
 from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
 from mha_gui.views.accessibility.heatmap_access import attach_stage
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
+from mha_gui.views.stage.square_grid import Group, StageGeometry
 
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
 # layer, and of an n = 512, 12-head layer (~14 M cells, ~170 MB): going back to a stage
 # costs a few milliseconds instead of building its panels again (~0.3–1 s at n = 512).
 SCENE_CELLS = 16_000_000
-ALL = None  # "everything changed" in a pending change
-# Readable at any zoom: a cell is drawn at least MIN_CELL_PX high and wide while its
-# matrix has at most READABLE_CELLS rows (columns); a larger matrix is an overview (a
-# reduced image, exact values in tooltips) and gets at least LARGE_MIN_PX. When the grid needs more room than the
-# view has, it scrolls instead of shrinking the panels to slivers.
-MIN_CELL_PX = 14
-READABLE_CELLS = 16
-LARGE_MIN_PX = 64  # a larger matrix is an overview: this much room at least
-AXIS_PX = 34  # tick labels beside or under a panel, at zoom 1
-TITLE_PX = 90  # a panel's own title (e.g. "K̃₀ 4×2") when a group has several, at zoom 1
-
-
 # how often a widget to delete checks that a context menu or dialog has closed
 DISCARD_RETRY_MS = 50
 
@@ -71,11 +61,6 @@ def discard_widget(widget: QWidget) -> None:
         QTimer.singleShot(DISCARD_RETRY_MS, widget, lambda: discard_widget(widget))
 
 
-def min_side(count: int) -> int:
-    """The smallest side in pixels of a panel with `count` rows (or columns)."""
-    return MIN_CELL_PX * count if count <= READABLE_CELLS else LARGE_MIN_PX
-
-
 def scroll_holder(canvas) -> QScrollArea:
     """The scroll area a stage's canvas sits in (it scrolls when the grid needs more
     room than the view has)."""
@@ -84,17 +69,9 @@ def scroll_holder(canvas) -> QScrollArea:
     holder.setWidgetResizable(True)
     holder.setFrameShape(QFrame.Shape.NoFrame)
     holder.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
-    holder.setWidget(canvas)
+    if canvas is not None:
+        holder.setWidget(canvas)
     return holder
-
-
-@dataclass
-class Group:
-    """The panels drawn together in one grid cell under one title: a head's (Q, K, V at
-    the projections stage) or the layer's (X, H, Y: head −1)."""
-
-    head: int
-    kinds: tuple[str, ...]
 
 
 def stage_groups(stage: int, config) -> list[Group]:
@@ -103,17 +80,6 @@ def stage_groups(stage: int, config) -> list[Group]:
     for kind, head in panel_keys(stage, config):
         by_head.setdefault(head, []).append(kind)
     return [Group(head, tuple(kinds)) for head, kinds in by_head.items()]
-
-
-def group_min_width(groups: list[Group], config, tokens, zoom: float) -> int:
-    """The pixels the widest group needs side by side at readable cells (with axes)."""
-    axis = round(AXIS_PX * zoom)
-
-    def part(kind: str, titled: bool) -> int:
-        side = min_side(len(KINDS[kind].columns(config, tokens))) + axis
-        return max(side, round(TITLE_PX * zoom)) if titled else side
-
-    return max(sum(part(k, len(g.kinds) > 1) for k in g.kinds) + 8 for g in groups)
 
 
 def grid_layout(config) -> tuple:
@@ -129,19 +95,17 @@ def planned_cells(groups: list[Group], config, tokens) -> int:
     return sum(config.n * len(KINDS[k].columns(config, tokens)) for g in groups for k in g.kinds)
 
 
-def make_readable(panel: HeatmapPanel) -> None:
-    """Give a panel's view box the room of readable cells (min_side of its shape)."""
-    vb = panel.plot.getViewBox()
-    vb.setMinimumHeight(min_side(panel.rows))
-    vb.setMinimumWidth(min_side(panel.cols))
-
-
 def fit_canvas(scene: StageScene) -> None:
     """The canvas asks its scroll area for the room its grid needs at least."""
-    hint = scene.canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+    fit_to_content(scene.canvas)
+
+
+def fit_to_content(canvas) -> None:
+    """A canvas asks its scroll area for the room its items need at least."""
+    hint = canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
     size = QSize(math.ceil(hint.width()) + 4, math.ceil(hint.height()) + 4)
-    if scene.canvas.minimumSize() != size:
-        scene.canvas.setMinimumSize(size)
+    if canvas.minimumSize() != size:
+        canvas.setMinimumSize(size)
 
 
 def group_is_layer(group: Group) -> bool:
@@ -160,20 +124,25 @@ class StageScene:
     titles: dict[int, TitleLabel] = field(default_factory=dict)
     colorbar: ColorBar | None = None
     bands: ConcatBands | None = None  # the concat stage's head bands over H
-    grid_cols: int = 0
+    geometry: StageGeometry | None = None  # where its panels are and their sizes
+    thumbs: pg.GraphicsLayout | None = None  # one-big: the other heads' thumbnails
     layout: tuple | None = None  # the grid_layout of the config it was built for
     levels: tuple[float, float] | None = None
     peaks: dict[tuple[str, int], float] = field(default_factory=dict)  # max |finite| per panel
     titles_set: dict[int, tuple] = field(default_factory=dict)
     primed: set[int] = field(default_factory=set)  # titles with room for the inspected style
     # changes while hidden: (heads whose Z changed, heads whose contribution changed);
-    # None = nothing yet; (ALL, ALL) = everything
+    # None = nothing yet; (EVERYTHING, EVERYTHING) = everything
     pending: tuple | None = None
     relabel: bool = False  # tokens renamed while hidden
     prepare_token: object = None  # the newest off-thread preparation of this scene
     building: Iterator | None = None  # the steps left of a large stage's build
     adding: bool = False  # …of which some still add heads (nothing to draw into yet)
     closed: bool = False  # its canvas is gone (SceneStack.close)
+
+    @property
+    def grid_cols(self) -> int:
+        return self.geometry.cols if self.geometry is not None else 0
 
     @property
     def cells(self) -> int:
@@ -186,8 +155,8 @@ class StageScene:
 
     def note_change(self, heads, contributions) -> None:
         """Remember a recompute that happened while this scene was hidden."""
-        if heads is ALL or (self.pending is not None and self.pending[0] is ALL):
-            self.pending = (ALL, ALL)
+        if heads is EVERYTHING or (self.pending is not None and self.pending[0] is EVERYTHING):
+            self.pending = (EVERYTHING, EVERYTHING)
         elif self.pending is None:
             self.pending = (set(heads), set(contributions))
         else:
@@ -199,7 +168,7 @@ class StageScene:
         self.closed = True
         self.building = None
         self.panels, self.titles, self.peaks = {}, {}, {}
-        self.colorbar = self.bands = None
+        self.colorbar = self.bands = self.thumbs = None
         self.canvas = self.holder = None
 
 
@@ -244,16 +213,16 @@ class SceneStack:
         self.current = self._new(stage)
         return self.current
 
-    def switch(self, stage: int, fits: Callable[[int], bool]) -> StageScene:
-        """Show `stage`: its kept scene when its grid of columns still `fits`, else a new
-        one (a half-built scene is not kept). The kept ones stay within SCENE_CELLS."""
+    def switch(self, stage: int, fits: Callable[[StageScene], bool]) -> StageScene:
+        """Show `stage`: its kept scene when its geometry still `fits` the view, else a
+        new one (a half-built scene is not kept). The kept ones stay within SCENE_CELLS."""
         old = self.current
         if old.built:
             self.kept[old.stage] = old
         else:
             self.close(old)
         kept = self.kept.pop(stage, None)
-        if kept is not None and fits(kept.grid_cols):
+        if kept is not None and fits(kept):
             self.current = kept
             self._stack.setCurrentWidget(kept.holder)
             room = self._stack.parentWidget().rect()  # a hidden page kept its old size
@@ -269,32 +238,6 @@ class SceneStack:
             total -= oldest.cells
             self.close(oldest)
         return self.current
-
-
-def grid_columns(
-    groups: list[Group], width: int, height: int, stretch: float = 1.0, group_width: int = 0
-) -> int:
-    """Columns of the head grid that keep panels closest to square for this size, and
-    no more than fit side by side when each group needs `group_width` pixels (the grid
-    then scrolls down rather than sideways)."""
-    count = len(groups)
-    parts = max(len(g.kinds) for g in groups)
-    w, h = max(width, 320), max(height, 240)
-    cols = max(1, min(count, math.ceil(math.sqrt(count * (w / h) * stretch / parts))))
-    if group_width > 0:
-        cols = max(1, min(cols, w // group_width))
-    rows = math.ceil(count / cols)
-    return math.ceil(count / rows)
-
-
-def grid_fits(
-    groups: list[Group], cols: int, width: int, height: int, group_width: int = 0
-) -> bool:
-    """Is a grid of `cols` columns still right for this size? Within 15 % of the aspect
-    ratio it is: the stage bar's height changes from stage to stage, and a grid that
-    flipped with it would rebuild every panel twice per stage switch."""
-    low = grid_columns(groups, width, height, 1 / 1.15, group_width)
-    return low <= cols <= grid_columns(groups, width, height, 1.15, group_width)
 
 
 class TitleFitter:

@@ -247,6 +247,7 @@ def test_tokens_rename_relabels_axes(qtbot, view):
 
 def test_many_heads_lay_out_in_a_grid(qtbot, view):
     doc = view.document
+    view.set_stage_layout("grid")  # 8 heads are shown one big by default
     doc.open_preset("gqa")
     doc.set_stage(1)
     settle(qtbot)

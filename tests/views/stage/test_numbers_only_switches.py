@@ -67,7 +67,7 @@ def test_a_new_layout_still_rebuilds(qtbot, view):
 def test_the_query_strip_refreshes_on_a_numbers_only_switch(qtbot, show_widget):
     strip = show_widget(QueryStrip(Document()), 1200, 200)
     doc = strip.document
-    qtbot.waitUntil(lambda: not strip._timer.isActive())
+    qtbot.waitUntil(lambda: strip.settled)
     builds, refreshes = strip.rebuild_count, strip.refresh_count
     doc.set_causal(True)
     qtbot.waitUntil(lambda: strip.refresh_count > refreshes)

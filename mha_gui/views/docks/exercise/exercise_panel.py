@@ -207,11 +207,10 @@ class ExercisePanel(QWidget):
 
     # ----------------------------------------------------------------- blanks -------
     def _hidden(self, kind: str, head: int | None) -> dict[tuple[int, int], int]:
-        """{(row, col): its number in the list (1, 2, …)} of one panel's blanks: a view
-        can draw each box with the number the panel lists it under."""
+        # {(row, col): index in the list}: the view numbers each blank as listed here
         if self.exercise is None:
             return {}
-        return {rc: i + 1 for rc, i in self.exercise.panel_blanks(kind, head).items()}
+        return self.exercise.panel_blanks(kind, head)
 
     def _build_rows(self) -> None:
         self._clear_rows()

@@ -1,0 +1,335 @@
+"""Where every panel of a stage goes and how big its cells are: squares, always.
+
+A matrix is a grid of squares, so every panel is drawn at a fixed size, rows × cell by
+cols × cell pixels, and the stage's grid is as large as its panels need: when the view
+is smaller, the grid scrolls (it never squashes a panel to fit). The size depends only
+on the stage, the layer's shapes and labels, the view's size, the zoom and the layout —
+never on which stages were visited before — so going back to a stage shows it exactly
+as it was.
+
+One number, the stage's *scale* s (pixels per cell of a readable matrix), sizes every
+panel: a matrix at most READABLE cells on each side has cells of s pixels; a larger one
+is an overview whose longest side gets READABLE × s pixels (its cells smaller, still
+square; exact values in tooltips). s is the largest value, up to MAX_CELL, at which the
+grid fits the view, and never below MIN_SMALL (matrices up to SMALL cells a side) or
+MIN_READABLE pixels (up to READABLE), both grown with the zoom.
+
+Two layouts (the stage bar's Layout selector, kept in the view settings):
+- "grid": every head's panels side by side, as many columns as fit;
+- "one-big": the inspected head (and the layer-wide panels) large, the other heads as
+  small thumbnails beside it (click one to inspect it).
+"auto" is the grid for up to AUTO_GRID_HEADS heads and one-big beyond: with 8 or 12
+heads a projected grid can show no head readably, and a teacher explains one head at a
+time while the thumbnails keep the others' patterns in view.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from PySide6.QtGui import QFont, QFontMetricsF
+
+from mha_gui.engine.models.tokens import SPACE_MARK
+from mha_gui.engine.stage_panels import KINDS
+
+SMALL = 16  # a matrix with at most this many cells a side: cells ≥ MIN_SMALL px
+READABLE = 40  # at most this many: cells ≥ MIN_READABLE px, every row and column named
+MIN_SMALL = 14
+MIN_READABLE = 10
+MAX_CELL = 56  # at zoom 1: larger cells only spread a small matrix over the room
+LABEL_MAX_PX = 13.0  # tick labels at zoom 1 (10 pt); smaller only when cells are
+LABEL_MIN_PX = 8.0
+OVERVIEW_MIN = 240  # an overview's longest side at least, at zoom 1
+THUMB_SIDE = 84  # a thumbnail panel's longest side at zoom 1 (few heads)
+THUMB_MIN_SIDE = 36  # … and with many
+TITLE_PX = 24  # a group's title line at zoom 1
+PANEL_TITLE_PX = 22  # a panel's own title in a group of several
+AXIS_TITLE_PX = 16  # "query" / "key" beside the axes
+BAR_PX = 96  # the colour bar and its labels at zoom 1
+CELL_MARGIN = 10  # margins and spacing around a grid cell
+AUTO_GRID_HEADS = 4
+MARKS = frozenset(SPACE_MARK + "↵⇥ ")
+
+
+def axis_label(token: str, position: int) -> str:
+    """A row or column label: the token, or — for a token that is only a space, newline
+    or tab mark (a lone "␣" tells nothing) — the mark and its position ("␣ 5")."""
+    text = str(token)
+    if not text.strip() or set(text) <= MARKS:
+        shown = "".join(SPACE_MARK if ch == " " else ch for ch in text) or SPACE_MARK
+        return f"{shown} {position}"
+    return text
+
+
+def resolved_layout(layout: str, heads: int) -> str:
+    """ "grid" or "one-big" for the layout setting and the number of heads."""
+    if layout == "auto":
+        return "grid" if heads <= AUTO_GRID_HEADS else "one-big"
+    return layout
+
+
+@lru_cache(maxsize=64)
+def _metrics(px: float) -> QFontMetricsF:
+    font = QFont()
+    font.setPixelSize(max(1, round(px)))
+    return QFontMetricsF(font)
+
+
+def label_font(px: float) -> QFont:
+    font = QFont()
+    font.setPixelSize(max(1, round(px)))
+    return font
+
+
+def text_width(texts, px: float) -> float:
+    fm = _metrics(px)
+    return max((fm.horizontalAdvance(t) for t in texts), default=0.0)
+
+
+def tick_step(count: int, limit: int = 16) -> int:
+    """Label every k-th row/column so that at most about `limit` labels are drawn; k is
+    a round number (1, 2, 4, 5, 10, 20, 25, 50, 100, …) so the labels read as an even scale
+    (t0 t25 t50 …, not t0 t22 t44)."""
+    need = max(1, math.ceil(count / max(1, limit)))
+    scale = 1
+    while True:
+        for base in (1, 2, 4, 5, 10, 20, 25, 50):
+            if base * scale >= need:
+                return base * scale
+        scale *= 100
+
+
+def label_step(count: int, pitch: float, px: float) -> int:
+    """Every label for up to READABLE rows (columns); beyond, every k-th (a round k) so
+    that labels `pitch` pixels apart do not overlap."""
+    if count <= READABLE:
+        return 1
+    per_label = max(1, math.ceil(px * 1.3 / max(pitch, 1e-6)))
+    return tick_step(count, max(1, count // per_label))
+
+
+@dataclass(frozen=True)
+class PanelSize:
+    """A panel's drawn size: square cells of `cell` pixels, tick labels of `label_px`
+    pixels (0: a thumbnail, no axes) every `row_step`-th row and `col_step`-th column,
+    column labels `rotated` (read bottom to top) when wider than their columns, the
+    axes `left_w` wide and `bottom_h` high."""
+
+    rows: int
+    cols: int
+    cell: float
+    label_px: float = 0.0
+    row_step: int = 1
+    col_step: int = 1
+    rotated: bool = False
+    left_w: float = 0.0
+    bottom_h: float = 0.0
+
+    @property
+    def width(self) -> float:
+        return self.cols * self.cell
+
+    @property
+    def height(self) -> float:
+        return self.rows * self.cell
+
+    @property
+    def value_room(self) -> bool:
+        """Could numbers print in these cells at a legible size (≥ 10 px)?"""
+        return self.cell >= 30
+
+
+def cell_for(rows: int, cols: int, scale: float) -> float:
+    side = max(rows, cols)
+    return scale if side <= READABLE else scale * READABLE / side
+
+
+def panel_size(
+    rows: int, cols: int, row_labels, col_labels, cell: float, zoom: float, axis_titles: bool
+) -> PanelSize:
+    """The size of a panel with axes at `cell` pixels per cell."""
+    z = max(zoom, 0.5)
+    px = min(LABEL_MAX_PX * z, max(LABEL_MIN_PX, cell * 0.8))
+    if max(rows, cols) > READABLE:  # an overview: fewer labels, each at full size
+        px = LABEL_MAX_PX * z
+    row_step = label_step(rows, cell, px)
+    col_step = label_step(cols, cell, px)
+    row_px = min(px, max(LABEL_MIN_PX, row_step * cell * 0.8))
+    col_px = min(px, max(LABEL_MIN_PX, col_step * cell * 0.8))
+    px = min(row_px, col_px)
+    fm = _metrics(px)
+    widest_row = text_width(row_labels[::row_step], px)
+    widest_col = text_width(col_labels[::col_step], px)
+    rotated = widest_col > col_step * cell * 0.95
+    extra = AXIS_TITLE_PX * z if axis_titles else 0.0
+    left = math.ceil(widest_row + 8 + extra)
+    bottom = math.ceil((widest_col if rotated else fm.height()) + 6 + extra)
+    return PanelSize(rows, cols, cell, px, row_step, col_step, rotated, left, bottom)
+
+
+def thumb_size(rows: int, cols: int, zoom: float, side: float = THUMB_SIDE) -> PanelSize:
+    return PanelSize(rows, cols, side * max(zoom, 0.5) / max(rows, cols, 1))
+
+
+@dataclass(frozen=True)
+class Group:
+    """The panels drawn together in one grid cell under one title: a head's (Q, K, V at
+    the projections stage) or the layer's (X, H, Y: head −1)."""
+
+    head: int
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a group sits: canvas grid (row, col), or in the thumbnails' own grid."""
+
+    row: int
+    col: int
+    thumb: bool = False
+
+
+@dataclass(frozen=True)
+class StageGeometry:
+    """A stage's layout: the mode drawn ("grid" or "one-big"), its scale, the grid's
+    columns (of the big groups in one-big), the head drawn big (None in grid), the
+    thumbnails' columns, each panel's size and each group's place."""
+
+    mode: str
+    scale: float
+    cols: int
+    big: int | None
+    thumb_cols: int
+    sizes: dict
+    places: dict
+
+    @property
+    def rows(self) -> int:
+        return 1 + max((p.row for p in self.places.values() if not p.thumb), default=0)
+
+    def size(self, kind: str, head: int) -> PanelSize:
+        return self.sizes[(kind, head)]
+
+
+def _group_box(group: Group, sizes: dict, zoom: float) -> tuple[float, float]:
+    """(width, height) in pixels a group's grid cell needs."""
+    z = max(zoom, 0.5)
+    parts = [sizes[(k, group.head)] for k in group.kinds]
+    width = sum(p.left_w + p.width for p in parts) + 4 * (len(parts) - 1) + CELL_MARGIN
+    title = TITLE_PX * z + (PANEL_TITLE_PX * z if len(parts) > 1 else 0)
+    height = title + max(p.height + p.bottom_h for p in parts) + CELL_MARGIN
+    return width, height
+
+
+def _grid_extent(boxes: list[tuple[float, float]], cols: int) -> tuple[float, float]:
+    widths = [0.0] * cols
+    heights: list[float] = []
+    for i, (w, h) in enumerate(boxes):
+        r, c = divmod(i, cols)
+        widths[c] = max(widths[c], w)
+        if r == len(heights):
+            heights.append(0.0)
+        heights[r] = max(heights[r], h)
+    return sum(widths), sum(heights)
+
+
+def _labels(kind: str, config, tokens) -> tuple[list[str], list[str]]:
+    rows = [axis_label(t, i) for i, t in enumerate(tokens)]
+    cols = [axis_label(t, i) for i, t in enumerate(KINDS[kind].columns(config, tokens))]
+    return rows, cols
+
+
+def _sizes_at(groups, config, tokens, scale: float, zoom: float, many: bool) -> dict:
+    sizes = {}
+    for g in groups:
+        for kind in g.kinds:
+            rows, cols = _labels(kind, config, tokens)
+            titled = KINDS[kind].masked and not many
+            cell = cell_for(len(rows), len(cols), scale)
+            sizes[(kind, g.head)] = panel_size(len(rows), len(cols), rows, cols, cell, zoom, titled)
+    return sizes
+
+
+def min_scale(groups, config, tokens, zoom: float) -> float:
+    """The smallest scale allowed: MIN_SMALL px while every readable matrix has at most
+    SMALL cells a side, else MIN_READABLE (both grown with the zoom); a stage of
+    overviews only may shrink until their longest side is OVERVIEW_MIN pixels."""
+    sides = [max(config.n, len(KINDS[k].columns(config, tokens))) for g in groups for k in g.kinds]
+    readable = [s for s in sides if s <= READABLE]
+    if not readable:  # overviews only (n > 40): the longest side at least OVERVIEW_MIN
+        return OVERVIEW_MIN / READABLE * max(zoom, 1.0)
+    base = MIN_SMALL if max(readable) <= SMALL else MIN_READABLE
+    return base * max(zoom, 1.0)
+
+
+def _fit_grid(groups, config, tokens, width: float, height: float, zoom: float, many: bool):
+    """(scale, columns, sizes) of the largest scale whose grid fits width × height, or
+    the smallest scale in as many columns as fit the width (the grid then scrolls)."""
+    lo = min_scale(groups, config, tokens, zoom)
+    hi = max(lo, MAX_CELL * max(zoom, 0.5))
+    scale = hi
+    while True:
+        sizes = _sizes_at(groups, config, tokens, scale, zoom, many)
+        boxes = [_group_box(g, sizes, zoom) for g in groups]
+        for cols in range(1, len(groups) + 1):
+            w, h = _grid_extent(boxes, cols)
+            if w <= width and h <= height:
+                return scale, cols, sizes
+        if scale <= lo:
+            break
+        scale = max(lo, scale * 0.92 if scale > 24 else scale - 1)
+    # nothing fits: the smallest cells, in as many columns as fit the width
+    fitting = [c for c in range(1, len(groups) + 1) if _grid_extent(boxes, c)[0] <= width]
+    return lo, max(fitting, default=1), sizes
+
+
+def stage_geometry(
+    groups: list[Group],
+    config,
+    tokens,
+    width: int,
+    height: int,
+    zoom: float,
+    layout: str = "grid",
+    inspected: int = 0,
+) -> StageGeometry:
+    """The layout of a stage's groups in a view of width × height pixels."""
+    z = max(zoom, 0.5)
+    room_w = max(width, 320) - BAR_PX * z - 24  # the colour bar, margins, a scroll bar
+    room_h = max(height, 200) - 16
+    many = len(groups) > 4
+    heads = [g for g in groups if g.head >= 0]
+    mode = resolved_layout(layout, config.h)
+    if mode == "one-big" and len(heads) > 1:
+        big = inspected if any(g.head == inspected for g in heads) else heads[0].head
+        large = [g for g in groups if g.head < 0 or g.head == big]
+        thumbs = [g for g in heads if g.head != big]
+        # thumbnails take at most about a third of the width: smaller when there are many
+        side = THUMB_SIDE
+        while True:
+            tsizes = {
+                (k, g.head): thumb_size(config.n, len(KINDS[k].columns(config, tokens)), zoom, side)
+                for g in thumbs
+                for k in g.kinds
+            }
+            tw, th = _group_box(thumbs[0], tsizes, zoom)
+            th = th - TITLE_PX * z + 18 * z  # a thumbnail's title is one small line
+            per_column = max(1, int(room_h // th))
+            thumb_cols = math.ceil(len(thumbs) / per_column)
+            if thumb_cols * tw <= room_w / 3 or side <= THUMB_MIN_SIDE:
+                break
+            side -= 8
+        scale, cols, sizes = _fit_grid(
+            large, config, tokens, room_w - thumb_cols * tw, room_h, zoom, False
+        )
+        places = {g.head: Placement(*divmod(i, cols)) for i, g in enumerate(large)}
+        places.update(
+            {g.head: Placement(*divmod(i, thumb_cols), thumb=True) for i, g in enumerate(thumbs)}
+        )
+        sizes = {**sizes, **tsizes}
+        return StageGeometry("one-big", scale, cols, big, thumb_cols, sizes, places)
+    scale, cols, sizes = _fit_grid(groups, config, tokens, room_w, room_h, zoom, many)
+    places = {g.head: Placement(*divmod(i, cols)) for i, g in enumerate(groups)}
+    return StageGeometry("grid", scale, cols, None, 0, sizes, places)

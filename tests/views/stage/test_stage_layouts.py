@@ -1,0 +1,136 @@
+"""The one-head-big layout (switchable from the stage bar, kept in the view settings),
+"off" marks of a switched-off head, numbered exercise blanks, one numbering in the stage
+bar, and a stage bar that keeps its height from stage to stage."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from mha_gui.engine.stages import STAGES
+from mha_gui.views.settings.display_settings import DisplaySettings, qsettings
+from tests.views.stage.test_square_heatmaps import window
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+def shown(qtbot, preset="toy", zoom=1.0):
+    return window(qtbot, preset, zoom)
+
+
+def settle(qtbot, w):
+    qtbot.waitUntil(lambda: w.attention_view.settled and not w.document.busy)
+    QApplication.processEvents()
+
+
+def drawn_side(panel) -> float:
+    return panel.image.mapRectToScene(panel.image.boundingRect()).width() / panel.cols
+
+
+def test_one_big_by_default_for_many_heads_and_a_thumbnail_click_inspects(qtbot):
+    w = shown(qtbot, "gqa")  # 8 heads: one head big by default
+    view = w.attention_view
+    w.document.set_stage(3)
+    settle(qtbot, w)
+    assert view.geometry.mode == "one-big" and view.geometry.big == 0
+    big, small = view.panels[("A", 0)], view.panels[("A", 5)]
+    assert drawn_side(big) > 2 * drawn_side(small)
+    # a click on a thumbnail inspects its head, which is then drawn big
+    rect = small.cell_view_rect(1, 1)
+    qtbot.mouseClick(view.canvas.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    qtbot.waitUntil(lambda: w.document.view.head == 5)
+    settle(qtbot, w)
+    assert view.geometry.big == 5
+    assert drawn_side(view.panels[("A", 5)]) > 2 * drawn_side(view.panels[("A", 0)])
+    assert "▶ head 5" in view.titles[5].text
+    w.document.undo_stack.setClean()
+
+
+def test_layout_switched_from_the_stage_bar_and_kept_in_the_settings(qtbot):
+    w = shown(qtbot, "toy")  # 2 heads: the grid by default
+    view, bar = w.attention_view, w.stage_bar
+    w.document.set_stage(3)
+    settle(qtbot, w)
+    assert view.geometry.mode == "grid"
+    combo = bar.layout_selector
+    combo.setCurrentIndex(combo.findData("one-big"))
+    settle(qtbot, w)
+    assert view.geometry.mode == "one-big"
+    assert qsettings().value("view/stageLayout") == "one-big"
+    assert DisplaySettings().stage_layout == "one-big"  # a new window starts with it
+    combo.setCurrentIndex(combo.findData("grid"))
+    settle(qtbot, w)
+    assert view.geometry.mode == "grid"
+    w.document.undo_stack.setClean()
+
+
+def test_a_switched_off_head_is_marked_off_after_the_weights(qtbot):
+    w = shown(qtbot, "toy")
+    view = w.attention_view
+    w.document.set_ablated(1, True)
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        after = stage.index > 3
+        for (kind, head), panel in view.panels.items():
+            if head == 1:
+                assert panel.off == after, (stage.name, kind)
+                assert panel.off_hatch.isVisible() == after
+                assert ("off" in view.titles[1].text) == after, view.titles[1].text
+            elif head == 0:
+                assert not panel.off
+        if stage.name == "concat":
+            bands = view.scene.bands
+            assert bands.off_marks[1].isVisible() and not bands.off_marks[0].isVisible()
+    w.document.undo_stack.setClean()
+
+
+def test_exercise_blanks_are_numbered_as_the_panel_lists_them(qtbot):
+    w = shown(qtbot, "toy")
+    view = w.attention_view
+    w.document.set_stage(3)
+    settle(qtbot, w)
+    blanks = {("A", 0): {(1, 0): 0, (2, 1): 2}, ("A", 1): {(0, 0): 1}}
+    view.set_cell_filter(lambda kind, head: blanks.get((kind, head), {}))
+    assert view.panels[("A", 0)].blank_number_texts() == {(1, 0): "1", (2, 1): "3"}
+    assert view.panels[("A", 1)].blank_number_texts() == {(0, 0): "2"}
+    view.set_cell_filter(None)
+    assert view.panels[("A", 0)].blank_number_texts() == {}
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+def test_the_stage_bar_says_stage_n_of_7_and_keeps_its_height(qtbot, zoom):
+    w = shown(qtbot, "causal-6x16", zoom)
+    bar = w.stage_bar
+    heights, tops = set(), set()
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        assert bar.title_label.text() == f"Stage {stage.number} of 7 · {stage.title}"
+        heights.add(bar.height())
+        tops.add(w.attention_view.mapTo(w, w.attention_view.rect().topLeft()).y())
+    assert len(heights) == 1 and len(tops) == 1, (heights, tops)
+    w.document.undo_stack.setClean()
+
+
+def test_opening_a_dock_scrolls_the_central_view_instead_of_cutting_it(qtbot):
+    w = shown(qtbot, "causal-6x16")
+    view, strip = w.attention_view, w.query_strip
+    w.docks["diff"].show()  # a bottom dock takes height from the stage area
+    w.docks["stats"].show()
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        qtbot.waitUntil(lambda: strip.settled)
+        QApplication.processEvents()
+        assert w.width() <= 1280 and w.height() <= 720
+        for canvas in (view.canvas, strip.canvas):
+            # the canvas is as large as its items need (its scroll area scrolls over it)
+            need = canvas.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+            assert canvas.height() >= need.height() - 1, (stage.name, canvas.objectName())
+            assert canvas.width() >= need.width() - 1, (stage.name, canvas.objectName())
+            for item in canvas.ci.childItems():
+                box = item.sceneBoundingRect()
+                assert box.bottom() <= canvas.height() + 1 and box.right() <= canvas.width() + 1
+    w.document.undo_stack.setClean()
