@@ -51,6 +51,7 @@ class QueryStrip(QWidget):
         # labels are never cut)
         self._scroll = scroll_holder(None)
         self._scroll.setObjectName("queryStripScroll")
+        self._scroll.setAccessibleName("Query strip (scrolls when its keys need more room)")
         self._layout.addWidget(self._scroll)
         self._fit_later = Later(self, self._fit_canvas)
         self.canvas: pg.GraphicsLayoutWidget | None = None
