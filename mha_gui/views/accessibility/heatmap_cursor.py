@@ -229,8 +229,8 @@ class CellCursor(QObject):
 
     def _scroll_to(self) -> None:
         holder, canvas, panel = self._holder(), self.canvas, self.panel
-        if holder is None or canvas is None or panel is None:
-            return
+        if holder is None or canvas is None or panel is None or not self.mode.on:
+            return  # only a keyboard user's cursor scrolls: a click or a rebuild never does
         rect = cell_rect(canvas, panel, self.row, self.col)
         centre = canvas.mapFromGlobal(rect.center())
         holder.ensureVisible(centre.x(), centre.y(), rect.width() + 24, rect.height() + 24)

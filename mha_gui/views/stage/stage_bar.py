@@ -247,6 +247,10 @@ class StageBar(QWidget):
         box.setSpacing(2)
         box.addLayout(self.top_flow)
         box.addLayout(self.bottom_flow)
+        # Tab reads the selectors as a sentence, layout first: … Layout, Inspect head,
+        # Query token, then the heatmaps of that head and query (one Tab after the query)
+        QWidget.setTabOrder(self.layout_selector, self.head_selector)
+        QWidget.setTabOrder(self.head_selector, self.query_selector)
 
         self._apply_fonts()
 
