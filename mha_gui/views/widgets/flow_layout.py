@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import QLayout, QLayoutItem, QSizePolicy
+from shiboken6 import isValid
 
 _P = QSizePolicy.Policy
 _GROWING = (_P.Expanding, _P.MinimumExpanding, _P.Ignored)
@@ -27,13 +28,23 @@ class FlowLayout(QLayout):
         self._items.append(item)
 
     def count(self) -> int:
-        return len(self._items)
+        return len(self._live())
 
     def itemAt(self, index: int):
-        return self._items[index] if 0 <= index < len(self._items) else None
+        items = self._live()
+        return items[index] if 0 <= index < len(items) else None
 
     def takeAt(self, index: int):
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
+        items = self._live()
+        return items.pop(index) if 0 <= index < len(items) else None
+
+    def _live(self) -> list[QLayoutItem]:
+        """The items whose C++ side still exists. A widget item can be deleted by Qt
+        without passing through takeAt (seen as a random user undid and redid edits
+        while docks rebuilt): handing Qt its dangling pointer crashed the window."""
+        if not all(isValid(i) for i in self._items):
+            self._items = [i for i in self._items if isValid(i)]
+        return self._items
 
     def expandingDirections(self):
         return Qt.Orientation(0)
@@ -67,7 +78,7 @@ class FlowLayout(QLayout):
 
     # ------------------------------------------------------------------ layout ------
     def _visible(self) -> list[QLayoutItem]:
-        return [i for i in self._items if not i.isEmpty()]
+        return [i for i in self._live() if not i.isEmpty()]
 
     @staticmethod
     def _hint(item: QLayoutItem) -> QSize:
