@@ -30,6 +30,9 @@ from mha_gui.views.widgets.rich_text import esc
 STRIP_VALUE_LIMIT = 16
 
 
+MAX_RESIZE_FITS = 6  # refits a panel's resize may cause after one change of the strip
+
+
 class QueryStrip(QWidget):
     def __init__(self, document, parent=None):
         super().__init__(parent)
@@ -54,6 +57,7 @@ class QueryStrip(QWidget):
         self._scroll.setAccessibleName("Query strip (scrolls when its keys need more room)")
         self._layout.addWidget(self._scroll)
         self._fit_later = Later(self, self._fit_canvas)
+        self._resize_fits = 0  # fits a panel's resize may still ask for (see _fit_soon)
         self.canvas: pg.GraphicsLayoutWidget | None = None
         self._built_for: tuple | None = None  # the panel shapes of the last rebuild
         self.setMinimumHeight(90)
@@ -179,7 +183,21 @@ class QueryStrip(QWidget):
         self._scroll.setWidget(self.canvas)
         if old is not None:
             discard_widget(old)
+        self._fit_soon()
+
+    def _fit_soon(self) -> None:
+        """Fit the canvas on the next turn, and again after the resizes that fit causes."""
+        self._resize_fits = MAX_RESIZE_FITS
         self._fit_later.schedule()
+
+    def _fit_after_resize(self, *_args) -> None:
+        # A fit can oscillate: a scroll bar that comes with the new size takes the room
+        # the labels were fitted to, they refit, the bar goes, and so on (a random user
+        # found the window never idle so). A few fits per change settle every layout
+        # seen; after them the strip keeps the size it has until its next change.
+        if self._resize_fits > 0:
+            self._resize_fits -= 1
+            self._fit_later.schedule()
 
     def _fit_canvas(self) -> None:
         if self.canvas is not None:
@@ -216,7 +234,7 @@ class QueryStrip(QWidget):
         # the cells keep a readable height whatever room the labels below take
         plot.getViewBox().setMinimumHeight(max(24, 12 * shape[0]))
         # labels refitted to a new size change the room the canvas needs: fit it again
-        plot.getViewBox().sigResized.connect(self._fit_later.schedule)
+        plot.getViewBox().sigResized.connect(self._fit_after_resize)
         return panel
 
     def _clicked(self, part: str, row: int) -> None:
@@ -244,7 +262,7 @@ class QueryStrip(QWidget):
         self._pending = None
         self._later.cancel()
         self._update(None)
-        self._fit_later.schedule()  # new labels may need more height
+        self._fit_soon()  # new labels may need more height
 
     def _on_view(self) -> None:
         """The strip follows the inspected head and the query token, not the stage."""
