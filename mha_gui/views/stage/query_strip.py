@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import QSize
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
@@ -28,9 +29,6 @@ from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scro
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
-
-
-MAX_RESIZE_FITS = 6  # refits a panel's resize may cause after one change of the strip
 
 
 class QueryStrip(QWidget):
@@ -57,7 +55,9 @@ class QueryStrip(QWidget):
         self._scroll.setAccessibleName("Query strip (scrolls when its keys need more room)")
         self._layout.addWidget(self._scroll)
         self._fit_later = Later(self, self._fit_canvas)
-        self._resize_fits = 0  # fits a panel's resize may still ask for (see _fit_soon)
+        # the sizes fitted since the strip last changed, and whether they oscillated
+        self._fit_sizes: list[tuple[int, int]] = []
+        self._fit_settled = False
         self.canvas: pg.GraphicsLayoutWidget | None = None
         self._built_for: tuple | None = None  # the panel shapes of the last rebuild
         self.setMinimumHeight(90)
@@ -187,21 +187,32 @@ class QueryStrip(QWidget):
 
     def _fit_soon(self) -> None:
         """Fit the canvas on the next turn, and again after the resizes that fit causes."""
-        self._resize_fits = MAX_RESIZE_FITS
+        self._fit_sizes, self._fit_settled = [], False
         self._fit_later.schedule()
 
     def _fit_after_resize(self, *_args) -> None:
-        # A fit can oscillate: a scroll bar that comes with the new size takes the room
-        # the labels were fitted to, they refit, the bar goes, and so on (a random user
-        # found the window never idle so). A few fits per change settle every layout
-        # seen; after them the strip keeps the size it has until its next change.
-        if self._resize_fits > 0:
-            self._resize_fits -= 1
+        if not self._fit_settled:
             self._fit_later.schedule()
 
     def _fit_canvas(self) -> None:
-        if self.canvas is not None:
-            fit_to_content(self.canvas)
+        """The canvas asks for the room its items need. A fit can oscillate: a scroll bar
+        that comes with the new size takes the room the labels were fitted to, they
+        refit, the bar goes, and so on (a random user found the window never idle so).
+        Back at a size it had since the strip last changed, it keeps the largest of
+        them until the next change."""
+        if self.canvas is None:
+            return
+        fit_to_content(self.canvas)
+        size = self.canvas.minimumSize()
+        seen, now = self._fit_sizes, (size.width(), size.height())
+        if seen and seen[-1] == now:
+            return
+        if now in seen:
+            self._fit_settled = True
+            widest = max(w for w, _h in seen)
+            tallest = max(h for _w, h in seen)
+            self.canvas.setMinimumSize(QSize(widest, tallest))
+        seen.append(now)
 
     def _shapes(self) -> tuple:
         c = self.document.config
