@@ -111,7 +111,9 @@ def test_info_and_export_take_builtin(capsys, tmp_path):
     assert json.loads(target.read_text())["config"]["causal"] is True
 
 
-def test_download_with_yes_fills_the_cache(capsys, tmp_path, monkeypatch):
+@pytest.fixture
+def tiny_hub(tmp_path, monkeypatch):
+    """A local stand-in for the hub serving a tiny GPT-2 as org/tiny; an empty cache."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
     src = tmp_path / "src"
@@ -119,7 +121,11 @@ def test_download_with_yes_fills_the_cache(capsys, tmp_path, monkeypatch):
     with FakeHub() as hub:
         hub.add_folder("org/tiny", src)
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
-        code, out, err = run(capsys, "download", "org/tiny", "--yes")
+        yield hub
+
+
+def test_download_with_yes_fills_the_cache(capsys, tmp_path, tiny_hub):
+    code, out, err = run(capsys, "download", "org/tiny", "--yes")
     assert code == 0, err
     assert "org/tiny (gpt2): 3 files" in out and "downloaded to" in out
     assert (
@@ -127,15 +133,8 @@ def test_download_with_yes_fills_the_cache(capsys, tmp_path, monkeypatch):
     ).is_file()
 
 
-def test_download_never_happens_unasked(capsys, tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
-    src = tmp_path / "src"
-    build_model(src, "gpt2")
-    with FakeHub() as hub:
-        hub.add_folder("org/tiny", src)
-        monkeypatch.setenv("HF_ENDPOINT", hub.url)
-        code, out, err = run(capsys, "download", "org/tiny")  # stdin is not a terminal here
+def test_download_never_happens_unasked(capsys, tmp_path, tiny_hub):
+    code, out, err = run(capsys, "download", "org/tiny")  # stdin is not a terminal here
     assert code == 2 and "add --yes" in err
     snap = tmp_path / "cache" / "models--org--tiny" / "snapshots" / COMMIT
     assert not (snap / "model.safetensors").exists()

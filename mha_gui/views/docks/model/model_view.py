@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
-from shiboken6 import isValid
 
 from mha_gui.engine.model_roles import GRAMMAR_SENTENCES, grid_roles
 from mha_gui.engine.models.families import family_titles
@@ -131,19 +130,19 @@ class ModelCanvas(DrawingWidget):
         ).start()
 
     def _on_progress(self, job, done: int, total: int) -> None:
-        if job is self.job and isValid(self):  # the view may be gone (window closed)
+        if job is self.job:
             self.progress = (done, total)
             self.refresh()
 
     def _on_done(self, job, key, maps) -> None:
-        if job is self.job and isValid(self):  # the view may be gone (window closed)
+        if job is self.job:
             self.job = None
             self.maps, self.maps_key = maps, key
             self._start_roles(maps, key[0])
             self.refresh()
 
     def _on_failed(self, job, key, reason: str) -> None:
-        if job is self.job and isValid(self):  # the view may be gone (window closed)
+        if job is self.job:
             self.job = None
             self.error = (key, reason)
             self.refresh()
@@ -163,7 +162,7 @@ class ModelCanvas(DrawingWidget):
         self.rolesChanged.emit()
 
     def _on_roles(self, job, maps, roles, reason: str) -> None:
-        if job is self.roles_job and isValid(self):  # the view may be gone (window closed)
+        if job is self.roles_job:
             self.roles_job = None
             if maps is self.maps:
                 self.roles = roles
