@@ -11,6 +11,27 @@ import pytest
 
 QT_FIXTURES = ("qtbot", "qapp", "window")
 
+# How long a wait for a condition may take before the test fails, unless the test says.
+# A wait ends as soon as its condition holds, so this cap costs a passing test nothing; it
+# only decides when a condition that never comes is given up. pytest-qt's own 5 s failed
+# right tests on a shared two-core machine at load 8 (150 training steps took longer).
+PATIENCE_MS = 60_000
+
+
+def _patient(wait):
+    def patient_wait(self, *args, timeout=PATIENCE_MS, **kwargs):
+        return wait(self, *args, timeout=timeout, **kwargs)
+
+    patient_wait.__doc__ = wait.__doc__
+    return patient_wait
+
+
+def pytest_configure(config):
+    from pytestqt.qtbot import QtBot
+
+    for name in ("waitUntil", "waitSignal", "waitSignals", "waitCallback"):
+        setattr(QtBot, name, _patient(getattr(QtBot, name)))
+
 
 def _uses_qt(request) -> bool:
     return any(name in request.fixturenames for name in QT_FIXTURES)
