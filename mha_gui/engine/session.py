@@ -1,4 +1,4 @@
-"""A whole teaching state (config, tokens, numbers, what is on screen) and its file formats.
+"""A session's file formats: the JSON session file (two versions) and the `.npz` arrays.
 
 Sessions are plain JSON and arrays are `.npz` without pickle, so a file a student mails
 to a teacher can be opened without trusting it. Every write goes to a temporary file in
@@ -8,26 +8,66 @@ A session of at most PACK_ABOVE_NUMBERS numbers is written as version 1 (nested 
 readable and diffable); a larger one as version 2, every matrix one hex block
 (engine/session_codec.py), which writes and reads at the speed of the disk. Both
 versions are read, and validated as strictly.
+
+The Session value itself is in session_value.py; its names are re-exported here, so
+`from mha_gui.engine.session import Session, load_session` imports both halves.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
-import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from mha_gui.engine import session_codec as codec
 from mha_gui.engine.config import Config
-from mha_gui.engine.forward import Trace, forward
+from mha_gui.engine.forward import Trace
 from mha_gui.engine.parameters import VALUE_LIMIT, Parameters, check_array, dims_text
+from mha_gui.engine.session_value import (
+    CONTROL,
+    MAX_SOURCE_LENGTH,
+    MAX_TOKEN_LENGTH,
+    Session,
+    ViewState,
+    default_tokens,
+    same_array,
+    validate_source,
+    validate_tokens,
+)
 from mha_gui.engine.stages import STAGES, stage_by_name
+
+__all__ = [  # the value's names, re-exported, and this module's own
+    "CONTROL",
+    "MAX_SOURCE_LENGTH",
+    "MAX_TOKEN_LENGTH",
+    "Session",
+    "ViewState",
+    "default_tokens",
+    "same_array",
+    "validate_source",
+    "validate_tokens",
+    "FORMAT",
+    "VERSION",
+    "PACKED_VERSION",
+    "VERSIONS",
+    "PACK_ABOVE_NUMBERS",
+    "TOP_LEVEL_KEYS",
+    "MAX_SESSION_BYTES",
+    "atomic_write",
+    "number_count",
+    "session_to_dict",
+    "write_session_gently",
+    "save_session",
+    "session_from_dict",
+    "load_session",
+    "arrays_for_npz",
+    "switch_arrays",
+    "save_npz",
+]
 
 FORMAT = "mha-gui-session"
 VERSION = 1  # nested lists
@@ -38,192 +78,10 @@ VERSIONS = (VERSION, PACKED_VERSION)
 # this size a version 1 file is ~6 MB, ~0.3 s to write or to open on a loaded machine,
 # and any session a person reads by hand (the presets: at most ~1 100 numbers) stays one.
 PACK_ABOVE_NUMBERS = 250_000
-MAX_TOKEN_LENGTH = 40
 TOP_LEVEL_KEYS = ("format", "version", "config", "tokens", "matrices", "view", "mask", "source")
-MAX_SOURCE_LENGTH = 200
 # A session file larger than this is refused before parsing: BERT-base at n=512 is ~60 MB
 # as nested lists; n = 2048, d_model 768 as hex blocks ~56 MB.
 MAX_SESSION_BYTES = 256 * 1024 * 1024
-
-
-@dataclass
-class ViewState:
-    """What the user is looking at: restored when a session is reopened."""
-
-    stage: int = 0
-    head: int = 0
-    query: int = 0
-
-    def validated(self, config: Config) -> ViewState:
-        for name, value, top in (
-            ("stage", self.stage, len(STAGES) - 1),
-            ("head", self.head, config.h - 1),
-            ("query", self.query, config.n - 1),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
-                raise ValueError(
-                    f"view.{name} must be a whole number from 0 to {top}, got {value!r}"
-                )
-        return self
-
-    def copy(self) -> ViewState:
-        return ViewState(self.stage, self.head, self.query)
-
-
-def same_array(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    """Equal arrays (shape and every entry), or both None."""
-    if a is None or b is None:
-        return a is None and b is None
-    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
-
-
-@dataclass
-class Session:
-    config: Config
-    tokens: list[str]
-    params: Parameters
-    view: ViewState = field(default_factory=ViewState)
-    mask: np.ndarray | None = None  # optional extra n×n block mask (True = blocked)
-    source: str = ""  # where the numbers came from, e.g. "gpt2 · layer 5 of 12"
-
-    def __post_init__(self) -> None:
-        self.source = validate_source(self.source)
-        self.tokens = validate_tokens(self.tokens, self.config.n)
-        self.params = self.params.validated(self.config)
-        self.view = self.view.validated(self.config)
-        if self.mask is not None:
-            self.mask = np.asarray(self.mask)
-            if self.mask.dtype != bool or self.mask.shape != (self.config.n, self.config.n):
-                raise ValueError(f"mask must be a boolean {self.config.n}×{self.config.n} matrix")
-
-    def run(self) -> Trace:
-        """The forward pass of this session's numbers."""
-        return forward(
-            **self.params.forward_kwargs(),
-            mask=self.mask,
-            causal=self.config.causal,
-            scale=self.config.scale,
-            rope=self.config.rope_spec,
-            ablate=self.config.ablate,
-        )
-
-    def checked(self) -> Session:
-        """This session's numbers validated again, in a new Session that shares them
-        (writable float64 arrays are not copied): for a session nobody else holds on to.
-        A read-only array (a view of a file, say) is copied, since it will be edited."""
-        session = Session(
-            self.config,
-            list(self.tokens),
-            self.params,
-            self.view.copy(),
-            self.mask,
-            self.source,
-        )
-        for name, array in session.params.as_dict().items():
-            if not array.flags.writeable:
-                setattr(session.params, name, array.copy())
-        return session
-
-    def copy(self, trusted: bool = False) -> Session:
-        """An independent copy, validated again unless `trusted`: a document's own
-        session, whose every edit was checked, need not be (n = 2048, d_model 768: the
-        checks cost ~10 ms of the UI thread's time per copy)."""
-        parts = (
-            self.config,
-            list(self.tokens),
-            self.params.copy(),
-            self.view.copy(),
-            None if self.mask is None else self.mask.copy(),
-            self.source,
-        )
-        if not trusted:
-            return Session(*parts)
-        twin = object.__new__(Session)
-        twin.config, twin.tokens, twin.params, twin.view, twin.mask, twin.source = parts
-        return twin
-
-    def copy_into(self, target: Session, names=None) -> Session:
-        """This session's contents written into `target`'s arrays (same config): a copy
-        that touches no new memory (n = 2048: ~5 ms, against ~40 ms of page faults for
-        fresh arrays). `names`, if given, are the only parameters that may differ (the
-        others are known equal and not copied: a one-matrix edit copies one matrix)."""
-        for name, array in self.params.as_dict().items():
-            if names is None or name in names:
-                np.copyto(getattr(target.params, name), array)
-        if self.mask is not None and target.mask is not None:
-            np.copyto(target.mask, self.mask)
-        else:
-            target.mask = None if self.mask is None else self.mask.copy()
-        target.tokens, target.view, target.source = list(self.tokens), self.view.copy(), self.source
-        return target
-
-    def _repr_svg_(self) -> str:
-        """A notebook cell whose value is a session shows its stage figure (export code)."""
-        from mha_gui.export.notebook import session_svg
-
-        return session_svg(self)
-
-    def _repr_png_(self) -> bytes:
-        from mha_gui.export.notebook import session_png
-
-        return session_png(self)
-
-    def same_contents(self, other: Session) -> bool:
-        """Would the two be written as the same file (config, tokens, numbers, mask)?"""
-        if (self.config, list(self.tokens), self.source) != (
-            other.config,
-            list(other.tokens),
-            other.source,
-        ):
-            return False
-        mine, theirs = self.params.as_dict(), other.params.as_dict()
-        return (
-            mine.keys() == theirs.keys()
-            and all(same_array(mine[k], theirs[k]) for k in mine)
-            and same_array(self.mask, other.mask)
-        )
-
-
-def validate_source(source) -> str:
-    """A session's provenance line: one line of at most MAX_SOURCE_LENGTH characters."""
-    if not isinstance(source, str):
-        raise ValueError(f"source must be a string, got {type(source).__name__}")
-    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in source):
-        raise ValueError("source must be one line of text (no newline, tab or control character)")
-    if len(source) > MAX_SOURCE_LENGTH:
-        raise ValueError(
-            f"source is {len(source)} characters long; at most {MAX_SOURCE_LENGTH} are allowed"
-        )
-    return source
-
-
-# Unicode's control characters (category Cc) are exactly these code points; one regular
-# expression search per token instead of a category lookup per character (n = 2048: 4 ms).
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-
-
-def validate_tokens(tokens, n: int) -> list[str]:
-    if not isinstance(tokens, (list, tuple)):
-        raise ValueError(f"tokens must be a list of {n} strings")
-    if len(tokens) != n:
-        raise ValueError(f"tokens has {len(tokens)} entries but n={n} needs {n}")
-    for i, tok in enumerate(tokens):
-        if not isinstance(tok, str):
-            raise ValueError(f"tokens[{i}] must be a string, got {tok!r}")
-        if not tok.strip():
-            raise ValueError(f"tokens[{i}] is empty: every token needs a label")
-        if CONTROL.search(tok):
-            raise ValueError(
-                f"tokens[{i}] contains a control character (newline, tab...): "
-                f"a token label is one line of text"
-            )
-        if len(tok) > MAX_TOKEN_LENGTH:
-            raise ValueError(f"tokens[{i}] is longer than {MAX_TOKEN_LENGTH} characters")
-    return [str(t) for t in tokens]
-
-
-def default_tokens(n: int) -> list[str]:
-    return [f"t{i}" for i in range(n)]
 
 
 # ------------------------------------------------------------------ writing -------
