@@ -57,6 +57,7 @@ __all__ = [  # the value's names, re-exported, and this module's own
     "PACK_ABOVE_NUMBERS",
     "TOP_LEVEL_KEYS",
     "MAX_SESSION_BYTES",
+    "writable_target",
     "atomic_write",
     "number_count",
     "session_to_dict",
@@ -85,18 +86,27 @@ MAX_SESSION_BYTES = 256 * 1024 * 1024
 
 
 # ------------------------------------------------------------------ writing -------
+def writable_target(path: str | os.PathLike) -> Path:
+    """`path` as a file that may be written: not a folder, in a folder that exists (we
+    never create folders a user did not ask for). The one wording of both refusals, for
+    every writer (sessions, figures, the command line's --out and --handout)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ValueError(f"{str(target)!r} is a folder, not a file name")
+    if not folder.is_dir():
+        raise ValueError(f"folder {str(folder)!r} does not exist")
+    return target
+
+
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call `write(tmp)` on a temporary file beside `path`, then rename it into place.
 
     The folder must already exist (we never create folders a user did not ask for); on
     any failure the temporary file is removed and the previous `path`, if any, survives.
     """
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise ValueError(f"folder {str(folder)!r} does not exist")
-    if target.is_dir():
-        raise ValueError(f"{str(target)!r} is a folder, not a file name")
+    target = writable_target(path)
+    folder = target.parent
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=folder)
     except OSError as exc:  # read-only folder, no permission, disk full...
