@@ -11,6 +11,7 @@ import numpy as np
 from mha_gui.engine.config import Config
 from mha_gui.engine.parameters import Parameters, random_parameters, resize_mask, resize_parameters
 from mha_gui.engine.session import Session, ViewState, default_tokens, same_array
+from mha_gui.engine.validation import out_of_range
 
 
 def resized(session: Session, new: Config) -> Session:
@@ -63,7 +64,7 @@ def toggled(mask: np.ndarray | None, n: int, query: int, key: int) -> np.ndarray
 def switched(config: Config, head: int, off: bool) -> tuple[int, ...]:
     """The ablated heads of `config` with query head `head` switched off or back on."""
     if not 0 <= head < config.h:
-        raise ValueError(f"head {head} is out of range: this layer has heads 0..{config.h - 1}")
+        raise ValueError(out_of_range("head", head, config.h, "heads"))
     heads = set(config.ablate)
     return tuple(sorted(heads | {head} if off else heads - {head}))
 

@@ -16,13 +16,14 @@ PARALLEL_FINITE_ABOVE = 1 << 18
 
 
 # ------------------------------------------------------------------ indices -------
-def out_of_range(what: str, value, count: int, items: str) -> str:
+def out_of_range(what: str, value, count: int, items: str, owner: str = "this layer") -> str:
     """The one wording of a bad index: `head 4 is out of range: this layer has heads 0..1`.
 
     `what` names the index as the user gave it ("head", "--query", "ablate head"),
-    `items` what it counts ("heads", "tokens").
+    `items` what it counts ("heads", "tokens"), `owner` what has them (a model's name,
+    a matrix) when it is not the layer being edited.
     """
-    return f"{what} {value} is out of range: this layer has {items} 0..{count - 1}"
+    return f"{what} {value} is out of range: {owner} has {items} 0..{count - 1}"
 
 
 def check_index(what: str, value, count: int, items: str) -> int:

@@ -77,7 +77,7 @@ def test_create_main_window_accepts_a_model_session(qtbot, gpt2):
 
 
 ERRORS = [
-    (["--layer", 9, "--text", "x"], "layer 9 is out of range: gpt2 has 3 layers"),
+    (["--layer", 9, "--text", "x"], "layer 9 is out of range: gpt2 has layers 0..2"),
     (["--layer", 0, "--text", "  "], "the text is empty"),
     (["--layer", 0], "either --text"),
     (["--layer", 0, "--text", "a", "--token-ids", "1"], "either --text"),
