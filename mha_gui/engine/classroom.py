@@ -196,13 +196,6 @@ def training_segments(seed: int, mix=MIX) -> Iterator[Segment]:
         yield _MAKERS[rng.choices(roles, weights)[0]](rng)
 
 
-def training_text(seed: int, n_segments: int, mix=MIX) -> Iterator[str]:
-    """`n_segments` pieces of training text (sentences and repeated spans), one a string."""
-    stream = training_segments(seed, mix)
-    for _ in range(n_segments):
-        yield next(stream).text
-
-
 # --------------------------------------------------------------- evaluation -------
 @dataclass(frozen=True)
 class RoleSentence:

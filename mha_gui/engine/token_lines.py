@@ -42,10 +42,6 @@ class LineModel:
     threshold: float  # lines with a strength below it were left out (0: none)
     candidates: int  # lines there would be without the threshold (blocked pairs excluded)
 
-    @property
-    def thinned(self) -> int:
-        return self.candidates - len(self.lines)
-
 
 def token_lines(
     weights: np.ndarray,

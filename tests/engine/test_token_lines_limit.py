@@ -35,7 +35,7 @@ def test_below_the_limit_every_line_is_kept_as_before():
     w = np.full((2, 4, 4), 0.25)
     mask = np.triu(np.ones((4, 4), bool), 1)
     model = tl.token_lines(w, mask)
-    assert len(model.lines) == 2 * 10 and model.threshold == 0.0 and model.thinned == 0
+    assert len(model.lines) == 2 * 10 and model.threshold == 0.0 and model.candidates == 20
     assert [(ln.head, ln.query, ln.key) for ln in model.lines[:3]] == [
         (0, 0, 0),
         (0, 1, 0),
