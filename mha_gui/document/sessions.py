@@ -39,7 +39,14 @@ def randomized(session: Session, seed: int, include_x: bool) -> Session:
     """Fresh random weights (and X too if `include_x`), the rest as it is."""
     fresh = random_parameters(session.config, seed=seed)
     params = fresh if include_x else Parameters(**{**fresh.as_dict(), "X": session.params.X.copy()})
-    return Session(session.config, list(session.tokens), params, session.view, session.mask)
+    return Session(
+        session.config,
+        list(session.tokens),
+        params,
+        session.view,
+        session.mask,
+        source="",  # fresh numbers: no longer the model's that `source` named
+    )
 
 
 def checked_mask(mask, n: int) -> np.ndarray | None:
