@@ -12,7 +12,9 @@ What it does, in order:
 
 1. `git mv mha_gui/engine/NAME.py mha_gui/engine/SUB/NAME.py` for every module of LAYOUT
    that is still flat (a module LAYOUT does not name stays flat and is reported);
-   each subpackage gets an `__init__.py` saying what it holds.
+   each subpackage gets an `__init__.py` saying what it holds. The tests move with
+   their code: `tests/engine/TEST.py` → `tests/engine/SUB/TEST.py` for TESTS (a test
+   TESTS does not name stays where it is and is reported).
 2. Rewrites, by regular expression over module paths (never by patching known files),
    every tracked or new text file under mha_gui/, tests/, benchmarks/, training/,
    packaging/, docs/ and the top-level *.md, pyproject.toml, Makefile:
@@ -22,7 +24,10 @@ What it does, in order:
      - `from mha_gui.engine import a, NAME as b, c` → the moved modules imported from
        their subpackages, the package's own names (forward, load_preset …) kept;
      - paths `mha_gui/engine/NAME.py`, `engine/NAME.py` and `"engine" / "NAME.py"`;
+     - `tests.engine.TEST` and `tests/engine/TEST.py` → their new folder;
      - pyproject.toml's package list gains the subpackages.
+   A line that says `engine_move: keep` (in a comment) is left as it is: a sentence or
+   a test that means the flat name itself.
 3. Rewrites mha_gui/engine/__init__.py's docstring for the new layout and installs a
    finder there so that the flat layout's module names (`mha_gui.engine.stages`,
    `mha_gui.engine.training`, … as notebooks and the documentation use them) still
@@ -32,6 +37,21 @@ What it does, in order:
 
 No subpackage is named like a module (engine/session.py and engine/session/ cannot both
 be `mha_gui.engine.session`): the script refuses a LAYOUT that would do that.
+
+Why a finder for the flat names, and not something plainer:
+- a re-export module per flat name (`engine/stages.py` holding `from
+  mha_gui.engine.panels.stages import *`) keeps 40 modules in the flat folder, the very
+  thing the move is for, and is a second module object: a test's monkeypatch or a
+  module-level cache of one does not reach the other, and `import *` drops the
+  underscored names;
+- `sys.modules` aliases set in engine/__init__.py would have to import every moved
+  module (the trainer, the classroom tokenizer …) whenever anything imports the engine,
+  and would import them in the middle of the package's own initialisation;
+- the finder is consulted only when the path finder found no file, imports nothing
+  until a flat name is asked for, and answers with the moved module itself (its spec
+  travels in the alias spec, so the finder keeps no state). `mha_gui.engine.forward`
+  stays the function: it is not a flat name (the module is
+  `mha_gui.engine.attention.forward`).
 """
 
 from __future__ import annotations
@@ -49,6 +69,7 @@ LAYOUT: dict[str, tuple[str, ...]] = {
         "config",
         "parameters",
         "session",
+        "session_value",
         "session_codec",
         "presets",
         "values",
@@ -96,12 +117,54 @@ LAYOUT: dict[str, tuple[str, ...]] = {
         "classroom",
     ),
 }
+# tests/engine/TEST.py → tests/engine/SUB/TEST.py: each beside its code's subpackage
+# (lessons/ for engine/lessons); the architecture tests and the plain reference
+# implementation that many of them compare against stay at the top.
+TESTS: dict[str, tuple[str, ...]] = {
+    "layer": ("test_presets", "test_session_files", "test_session_v2"),
+    "attention": (
+        "test_forward_properties",
+        "test_fast_paths",
+        "test_all_cores",
+        "test_jobs",
+        "test_incremental",
+        "test_incremental_switches",
+        "test_ablate",
+        "test_rope",
+        "test_peak",
+        "test_validation",
+    ),
+    "panels": ("test_stage_tables", "test_stage_panels", "test_notation", "test_rope_panels"),
+    "teaching": (
+        "test_explain",
+        "test_neuron",
+        "test_contributions",
+        "test_token_lines_limit",
+        "test_difference",
+        "test_identities",
+        "test_exercises",
+        "test_training",
+        "test_head_roles",
+        "test_model_roles",
+        "test_classroom",
+    ),
+    "lessons": ("test_lessons", "test_lessons_conditions"),
+}
+TESTS_STAY = (
+    "__init__",
+    "reference",
+    "test_engine_is_qt_free",
+    "test_import_direction",
+    "test_flat_names",
+)
+KEEP = "engine_move: keep"
 STAY = ("__init__", "resources")  # resources.py finds the checkout from its own place
 KEPT_PACKAGES = ("lessons", "models")
 
 PACKAGE_DOCS = {
     "layer": '''"""The layer being edited: its configuration (config), numbers (parameters, values,
-numbers), presets and session files (session, session_codec)."""
+numbers), presets, the Session value (session_value) and its files (session,
+session_codec)."""
 ''',
     "attention": '''"""The forward pass: forward (the validating front door), trace (the Trace and its
 buffers), steps (one function per step), scheduler (large layers on every core),
@@ -128,8 +191,8 @@ ENGINE_DOC = '''"""Pure NumPy engine of mha-gui: importable from a notebook, nev
 The modules sit in a few subpackages, one per idea, so that a newcomer finds the
 forward pass apart from the stage catalogue and the teaching views' numbers:
 
-- layer/: config, parameters, session (and session_codec, its files), presets, values,
-  numbers;
+- layer/: config, parameters, session_value (the Session), session (its files, with
+  session_codec), presets, values, numbers;
 - attention/: forward (the front door), trace, steps, scheduler, incremental,
   validation, buffers, row_softmax, rope;
 - panels/: stages (the catalogue), panel_kinds, notation, colour_scale, stage_panels
@@ -149,35 +212,42 @@ The names below are the engine's public API. The flat layout's module names
 ALIAS_BEGIN = "# ---- the flat layout's module names (engine_move) ----"
 ALIAS_END = "# ---- end of the flat layout's module names ----"
 ALIAS_BLOCK = '''{begin}
-# `import mha_gui.engine.stages` gives mha_gui.engine.panels.stages itself (the same
-# module object, so its state is shared); `forward` is left out: the package binds that
-# name to the function.
+# `import mha_gui.engine.stages` gives mha_gui.engine.panels.stages itself: the same
+# module object, so its state is shared and a patch of one is a patch of the other.
+# `forward` is left out: the package binds that name to the function.
 _MOVED = {moved}
 
 
 class _FlatNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds a flat name of a moved module (after the path finder found no file) and
+    loads it as the moved module itself; its own spec travels in the alias spec's
+    loader_state, so the finder keeps no state between imports."""
+
+    package = __name__
+
     def find_spec(self, fullname, path=None, target=None):
         package, _, name = fullname.rpartition(".")
-        if package != __name__ or name not in _MOVED:
+        if package != self.package or name not in _MOVED:
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        real = f"{{package}}.{{_MOVED[name]}}.{{name}}"
+        return importlib.machinery.ModuleSpec(fullname, self, loader_state=real)
 
     def create_module(self, spec):
-        name = spec.name.rpartition(".")[2]
-        module = importlib.import_module(f"{{__name__}}.{{_MOVED[name]}}.{{name}}")
-        self._spec = module.__spec__
+        module = importlib.import_module(spec.loader_state)
+        spec.loader_state = module.__spec__  # the import system sets __spec__ to `spec` next
         return module
 
     def exec_module(self, module):
-        module.__spec__ = self._spec  # the module keeps its own name and spec
+        module.__spec__ = module.__spec__.loader_state  # ... so the module gets its own back
 
 
-if not any(isinstance(f, _FlatNames) for f in sys.meta_path):
+if not any(getattr(f, "package", None) == __name__ for f in sys.meta_path):
     sys.meta_path.append(_FlatNames())
 
 
 def __getattr__(name):
-    """`mha_gui.engine.stages` as an attribute, as the flat layout's imports made it."""
+    """A flat name as an attribute (`mha_gui.engine.stages.STAGES` after `import
+    mha_gui.engine`), as the flat layout's own imports had bound it."""
     if name in _MOVED:
         return importlib.import_module(f"{{__name__}}.{{name}}")
     raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
@@ -215,6 +285,38 @@ def plan(engine: Path) -> dict[str, str]:
     return moved
 
 
+def test_plan(tests: Path) -> dict[str, str]:
+    """test module → folder under tests/engine, for the tests that exist (flat or moved)."""
+    return {
+        name: sub
+        for sub, names in TESTS.items()
+        for name in names
+        if (tests / f"{name}.py").exists() or (tests / sub / f"{name}.py").exists()
+    }
+
+
+def move_tests(repo: Path, tests: Path, moved: dict[str, str], dry: bool) -> list[str]:
+    """The same moves for tests/engine: a folder (a package, like tests/) per TESTS key."""
+    done = []
+    for sub in sorted(set(moved.values())):
+        init = tests / sub / "__init__.py"
+        if not init.exists():
+            done.append(f"new {init.relative_to(repo)}")
+            if not dry:
+                init.parent.mkdir(exist_ok=True)
+                init.write_text("", encoding="utf-8")
+                git(repo, "add", str(init.relative_to(repo)))
+    for name, sub in moved.items():
+        old, new = tests / f"{name}.py", tests / sub / f"{name}.py"
+        if old.exists() and new.exists():
+            raise SystemExit(f"both {old} and {new} exist: merge them by hand first")
+        if old.exists():
+            done.append(f"git mv {old.relative_to(repo)} {new.relative_to(repo)}")
+            if not dry:
+                git(repo, "mv", str(old.relative_to(repo)), str(new.relative_to(repo)))
+    return done
+
+
 def move_files(repo: Path, engine: Path, moved: dict[str, str], dry: bool) -> list[str]:
     done = []
     for sub in LAYOUT:
@@ -250,8 +352,11 @@ def shadowed_names(engine: Path, moved: dict[str, str]) -> set[str]:
     return imported & set(moved)
 
 
-def rewriter(moved: dict[str, str], shadowed: set[str]):
+def rewriter(moved: dict[str, str], shadowed: set[str], tests: dict[str, str]):
     names = "|".join(sorted(moved, key=len, reverse=True))
+    test_names = "|".join(sorted(tests, key=len, reverse=True)) or r"(?!)"
+    test_dotted = re.compile(rf"\btests\.engine\.({test_names})(?![\w])")
+    test_path = re.compile(rf"\btests/engine/({test_names})\.py\b")
     dotted = re.compile(rf"\bmha_gui\.engine\.({names})(?![\w])")
     path = re.compile(rf"(?:(?<=mha_gui/)|(?<![\w/.-]))engine/({names})\.py\b")
     joined = re.compile(rf"""(["'])engine\1(\s*/\s*)(["'])({names})\.py\3""")
@@ -290,14 +395,26 @@ def rewriter(moved: dict[str, str], shadowed: set[str]):
         return "\n".join(lines)
 
     def rewrite(text: str) -> str:
+        kept: list[str] = []
+
+        def keep(m: re.Match) -> str:  # a line meant as it is: out of the way, then back
+            kept.append(m.group(0))
+            return f"\0engine_move {len(kept) - 1}\0"
+
+        text = re.sub(rf"^.*{re.escape(KEEP)}.*$", keep, text, flags=re.M)
+        text = test_dotted.sub(lambda m: f"tests.engine.{tests[m.group(1)]}.{m.group(1)}", text)
+        text = test_path.sub(lambda m: f"tests/engine/{tests[m.group(1)]}/{m.group(1)}.py", text)
         text = from_import.sub(one_from, text)
         text = dotted.sub(one_dotted, text)
         text = path.sub(lambda m: f"engine/{moved[m.group(1)]}/{m.group(1)}.py", text)
-        return joined.sub(
-            lambda m: f"{m.group(1)}engine{m.group(1)}{m.group(2)}{m.group(3)}"
-            f"{moved[m.group(4)]}{m.group(3)}{m.group(2)}{m.group(3)}{m.group(4)}.py{m.group(3)}",
+        text = joined.sub(
+            lambda m: (
+                f"{m.group(1)}engine{m.group(1)}{m.group(2)}{m.group(3)}"
+                f"{moved[m.group(4)]}{m.group(3)}{m.group(2)}{m.group(3)}{m.group(4)}.py{m.group(3)}"
+            ),
             text,
         )
+        return re.sub(r"\0engine_move (\d+)\0", lambda m: kept[int(m.group(1))], text)
 
     return rewrite
 
@@ -310,7 +427,10 @@ def candidate_files(repo: Path) -> list[Path]:
             continue
         p = repo / rel
         top = Path(rel).parts[0]
-        if not (top in FOLDERS or (len(Path(rel).parts) == 1 and (p.suffix == ".md" or rel in TEXT_NAMES))):
+        if not (
+            top in FOLDERS
+            or (len(Path(rel).parts) == 1 and (p.suffix == ".md" or rel in TEXT_NAMES))
+        ):
             continue
         if (p.suffix in TEXT_SUFFIXES or p.name in TEXT_NAMES) and p.is_file():
             out.append(p)
@@ -324,7 +444,7 @@ def rewrite_packages(text: str) -> str:
         if entry not in text:
             text = re.sub(
                 r'^([ \t]*)"mha_gui\.engine",[ \t]*$',
-                lambda m, e=entry: f'{m.group(0)}\n{m.group(1)}{e},',
+                lambda m, e=entry: f"{m.group(0)}\n{m.group(1)}{e},",
                 text,
                 count=1,
                 flags=re.M,
@@ -342,7 +462,8 @@ def engine_init(text: str, moved: dict[str, str], shadowed: set[str]) -> str:
         text = text[:start] + block + text[end:]
     else:
         text = text.rstrip("\n") + "\n\n" + block
-    for line in ("import importlib.abc", "import importlib.util", "import sys"):
+    text = re.sub(r"^import importlib\.util\n", "", text, flags=re.M)  # the first draft's
+    for line in ("import importlib.abc", "import importlib.machinery", "import sys"):
         if not re.search(rf"^{re.escape(line)}$", text, re.M):
             text = text.replace(ENGINE_DOC, ENGINE_DOC + "\n" + line + "\n", 1)
     return text
@@ -363,8 +484,13 @@ def main() -> int:
     known = set(moved) | set(STAY)
     flat = sorted(p.stem for p in engine.glob("*.py") if p.stem not in known)
     report = move_files(repo, engine, moved, args.dry_run)
+    tests = repo / "tests" / "engine"
+    tests_moved = test_plan(tests)
+    known_tests = set(tests_moved) | set(TESTS_STAY)
+    flat_tests = sorted(p.stem for p in tests.glob("*.py") if p.stem not in known_tests)
+    report += move_tests(repo, tests, tests_moved, args.dry_run)
     shadowed = shadowed_names(engine, moved)
-    rewrite = rewriter(moved, shadowed)
+    rewrite = rewriter(moved, shadowed, tests_moved)
     changed = []
     for p in candidate_files(repo):
         try:
@@ -393,9 +519,14 @@ def main() -> int:
         print(line)
     if flat:
         print(f"left flat (not in LAYOUT): {', '.join(flat)}", file=sys.stderr)
+    if flat_tests:
+        print(
+            f"tests left at tests/engine (not in TESTS): {', '.join(flat_tests)}", file=sys.stderr
+        )
     print(
         f"{'would change' if args.dry_run else 'changed'} {len(changed)} files; "
-        f"{sum(1 for r in report if r.startswith('git mv'))} modules moved",
+        f"{sum(1 for r in report if r.startswith('git mv mha_gui'))} modules and "
+        f"{sum(1 for r in report if r.startswith('git mv tests'))} tests moved",
     )
     return 0
 
