@@ -277,59 +277,35 @@ def plan(engine: Path) -> dict[str, str]:
         clash += [f"{sub}/{n}" for n in names if n in LAYOUT]
     if clash or set(LAYOUT) & set(KEPT_PACKAGES):
         raise SystemExit(f"a subpackage would be named like a module: {clash}")
-    moved = {}
-    for sub, names in LAYOUT.items():
-        for name in names:
-            if (engine / f"{name}.py").exists() or (engine / sub / f"{name}.py").exists():
-                moved[name] = sub
-    return moved
+    return existing(engine, LAYOUT)
 
 
-def test_plan(tests: Path) -> dict[str, str]:
-    """test module → folder under tests/engine, for the tests that exist (flat or moved)."""
+def existing(folder: Path, layout: dict[str, tuple[str, ...]]) -> dict[str, str]:
+    """module → subfolder of `layout`, for the modules in `folder` (flat or moved)."""
     return {
         name: sub
-        for sub, names in TESTS.items()
+        for sub, names in layout.items()
         for name in names
-        if (tests / f"{name}.py").exists() or (tests / sub / f"{name}.py").exists()
+        if (folder / f"{name}.py").exists() or (folder / sub / f"{name}.py").exists()
     }
 
 
-def move_tests(repo: Path, tests: Path, moved: dict[str, str], dry: bool) -> list[str]:
-    """The same moves for tests/engine: a folder (a package, like tests/) per TESTS key."""
+def move_files(
+    repo: Path, folder: Path, moved: dict[str, str], inits: dict[str, str], dry: bool
+) -> list[str]:
+    """`git mv folder/NAME.py folder/SUB/NAME.py` for what is still flat; each SUB of
+    `inits` gets its `__init__.py` with that text first."""
     done = []
-    for sub in sorted(set(moved.values())):
-        init = tests / sub / "__init__.py"
+    for sub, text in inits.items():
+        init = folder / sub / "__init__.py"
         if not init.exists():
             done.append(f"new {init.relative_to(repo)}")
             if not dry:
                 init.parent.mkdir(exist_ok=True)
-                init.write_text("", encoding="utf-8")
+                init.write_text(text, encoding="utf-8")
                 git(repo, "add", str(init.relative_to(repo)))
     for name, sub in moved.items():
-        old, new = tests / f"{name}.py", tests / sub / f"{name}.py"
-        if old.exists() and new.exists():
-            raise SystemExit(f"both {old} and {new} exist: merge them by hand first")
-        if old.exists():
-            done.append(f"git mv {old.relative_to(repo)} {new.relative_to(repo)}")
-            if not dry:
-                git(repo, "mv", str(old.relative_to(repo)), str(new.relative_to(repo)))
-    return done
-
-
-def move_files(repo: Path, engine: Path, moved: dict[str, str], dry: bool) -> list[str]:
-    done = []
-    for sub in LAYOUT:
-        folder = engine / sub
-        init = folder / "__init__.py"
-        if not init.exists():
-            done.append(f"new {init.relative_to(repo)}")
-            if not dry:
-                folder.mkdir(exist_ok=True)
-                init.write_text(PACKAGE_DOCS[sub], encoding="utf-8")
-                git(repo, "add", str(init.relative_to(repo)))
-    for name, sub in moved.items():
-        old, new = engine / f"{name}.py", engine / sub / f"{name}.py"
+        old, new = folder / f"{name}.py", folder / sub / f"{name}.py"
         if old.exists() and new.exists():
             raise SystemExit(f"both {old} and {new} exist: merge them by hand first")
         if old.exists():
@@ -483,12 +459,13 @@ def main() -> int:
     moved = plan(engine)
     known = set(moved) | set(STAY)
     flat = sorted(p.stem for p in engine.glob("*.py") if p.stem not in known)
-    report = move_files(repo, engine, moved, args.dry_run)
+    report = move_files(repo, engine, moved, PACKAGE_DOCS, args.dry_run)
     tests = repo / "tests" / "engine"
-    tests_moved = test_plan(tests)
+    tests_moved = existing(tests, TESTS)
     known_tests = set(tests_moved) | set(TESTS_STAY)
     flat_tests = sorted(p.stem for p in tests.glob("*.py") if p.stem not in known_tests)
-    report += move_tests(repo, tests, tests_moved, args.dry_run)
+    test_inits = {sub: "" for sub in sorted(set(tests_moved.values()))}  # packages, as tests/
+    report += move_files(repo, tests, tests_moved, test_inits, args.dry_run)
     shadowed = shadowed_names(engine, moved)
     rewrite = rewriter(moved, shadowed, tests_moved)
     changed = []

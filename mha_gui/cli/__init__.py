@@ -8,7 +8,9 @@ The parts, one idea each:
 - arguments.py — the one-line error (`CliError`), argparse types and option groups;
 - sessions.py — the session a command works on (preset, file or model layer, switches);
 - commands.py — presets, info, export, the parser, and opening the window;
+- models.py — models, heads and download;
 - learning.py — train and worksheet;
+- lessons.py — lessons, lesson and `--lesson`;
 - display_probe.py — whether a window can open here (display, Qt's X11 libraries).
 """
 
