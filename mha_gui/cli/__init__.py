@@ -22,7 +22,7 @@ from mha_gui.cli.arguments import EXPORT_SUFFIXES, CliError
 from mha_gui.cli.commands import COMMANDS, SUBCOMMANDS, build_parser, cmd_open
 
 # `info_text` is what `mha-gui info` prints; the statistics panel's tests compare with it.
-from mha_gui.engine.info import info_text
+from mha_gui.engine.panels.info import info_text
 
 __all__ = ["EXPORT_SUFFIXES", "SUBCOMMANDS", "CliError", "build_parser", "info_text", "main"]
 

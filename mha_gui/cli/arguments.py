@@ -10,11 +10,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mha_gui.engine.attention.validation import out_of_range
+from mha_gui.engine.layer.presets import DEFAULT_PRESET
+from mha_gui.engine.layer.session import writable_target
 from mha_gui.engine.models.families import family_titles
-from mha_gui.engine.presets import DEFAULT_PRESET
-from mha_gui.engine.session import writable_target
-from mha_gui.engine.stages import STAGE_NAMES
-from mha_gui.engine.validation import out_of_range
+from mha_gui.engine.panels.stages import STAGE_NAMES
 from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
 
 EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
@@ -104,7 +104,7 @@ def id_list(text: str) -> list[int]:
 
 def rope_theta(text: str) -> float:
     """An argparse type: RoPE's base, a finite number greater than 1."""
-    from mha_gui.engine.rope import validate_theta
+    from mha_gui.engine.attention.rope import validate_theta
 
     value = number(text)
     try:

@@ -15,7 +15,7 @@ import re
 
 from mha_gui.cli.arguments import CliError, check_option, number, out_file, whole_number
 from mha_gui.cli.sessions import session_from, with_causal
-from mha_gui.engine.training import (
+from mha_gui.engine.teaching.training import (
     DEFAULT_OPTIMIZER,
     DEFAULT_STEPS,
     OPTIMIZERS,
@@ -93,7 +93,7 @@ def target_from(text: str, session):
 
 
 def cmd_train(args) -> int:
-    from mha_gui.engine.session import save_session
+    from mha_gui.engine.layer.session import save_session
 
     out = out_file("--out", args.out, ".json")
     if args.steps <= 0:
@@ -141,8 +141,8 @@ def _percent(loss: float, start: float) -> str:
 
 
 def cmd_worksheet(args) -> int:
-    from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-    from mha_gui.engine.session import load_session
+    from mha_gui.engine.layer.presets import DEFAULT_PRESET, load_preset
+    from mha_gui.engine.layer.session import load_session
     from mha_gui.export.worksheet import write_worksheet
 
     out = out_file("--out", args.out, ".pdf")

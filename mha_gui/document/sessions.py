@@ -8,10 +8,15 @@ import copy
 
 import numpy as np
 
-from mha_gui.engine.config import Config
-from mha_gui.engine.parameters import Parameters, random_parameters, resize_mask, resize_parameters
-from mha_gui.engine.session import Session, ViewState, default_tokens, same_array
-from mha_gui.engine.validation import out_of_range
+from mha_gui.engine.attention.validation import out_of_range
+from mha_gui.engine.layer.config import Config
+from mha_gui.engine.layer.parameters import (
+    Parameters,
+    random_parameters,
+    resize_mask,
+    resize_parameters,
+)
+from mha_gui.engine.layer.session import Session, ViewState, default_tokens, same_array
 
 
 def resized(session: Session, new: Config) -> Session:

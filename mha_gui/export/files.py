@@ -14,9 +14,15 @@ import numbers
 from pathlib import Path
 
 from mha_gui import theme
-from mha_gui.engine.session import Session, atomic_write, save_npz, save_session, writable_target
-from mha_gui.engine.stage_panels import check_weights_range
-from mha_gui.engine.stages import Stage, stage_by_name
+from mha_gui.engine.layer.session import (
+    Session,
+    atomic_write,
+    save_npz,
+    save_session,
+    writable_target,
+)
+from mha_gui.engine.panels.stage_panels import check_weights_range
+from mha_gui.engine.panels.stages import Stage, stage_by_name
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.theme import check_colormap
 
@@ -186,7 +192,7 @@ def export_to(
 
 def _export_view(session, target: Path, view: str, options, **kw) -> Path:
     """A registered view's figure (the neuron view, token lines, …) as PNG/SVG/PDF."""
-    from mha_gui.engine.stage_panels import SessionData
+    from mha_gui.engine.panels.stage_panels import SessionData
     from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS
     from mha_gui.export.figures.registry import draw_figure
 

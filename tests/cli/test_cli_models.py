@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import mha_gui.app
+from mha_gui.engine.layer.session import load_session
 from mha_gui.engine.models import open_layer
-from mha_gui.engine.session import load_session
 from tests.cli.cli_helpers import run
 from tests.engine.models.builders import SENTENCE, build_model
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha_gui.engine.attention.validation import out_of_range
 from mha_gui.engine.lessons.condition_syntax import (
     CELL_KINDS,
     CONFIG_FLAGS,
@@ -29,8 +30,7 @@ from mha_gui.engine.lessons.condition_syntax import (
     Number,
     Word,
 )
-from mha_gui.engine.stages import STAGE_NAMES
-from mha_gui.engine.validation import out_of_range
+from mha_gui.engine.panels.stages import STAGE_NAMES
 
 
 @dataclass

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine.config import MAX_MEMORY_BYTES, Config
+from mha_gui.engine.attention.validation import out_of_range
+from mha_gui.engine.layer.config import MAX_MEMORY_BYTES, Config
+from mha_gui.engine.layer.parameters import Parameters
+from mha_gui.engine.layer.session import Session
 from mha_gui.engine.models.families import ARCHITECTURES, ModelInfo, parse_config
 from mha_gui.engine.models.safetensors import Checkpoint
 from mha_gui.engine.models.tokens import TOKENIZER_NAME, TokenizerFile, id_labels
 from mha_gui.engine.models.weights import Weights
-from mha_gui.engine.parameters import Parameters
-from mha_gui.engine.session import Session
-from mha_gui.engine.validation import out_of_range
 
 # progress(done, total): called after each block; raise from it to cancel.
 Progress = Callable[[int, int], object] | None

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from mha_gui.engine.attention.validation import out_of_range
 from mha_gui.engine.models.safetensors import Checkpoint, check_finite, widen
-from mha_gui.engine.validation import out_of_range
 
 # Largest float64 block made while multiplying by a big weight matrix (bounded memory).
 CHUNK_VALUES = 1 << 22

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui import theme
-from mha_gui.engine.numbers import minus, nice_peak, num, sub
+from mha_gui.engine.layer.numbers import minus, nice_peak, num, sub
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.neuron_layout import (
     CELL_H,

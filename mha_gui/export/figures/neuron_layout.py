@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from mha_gui.engine.neuron import Neuron, neuron
-from mha_gui.engine.numbers import minus, nice_peak, num, number_format
-from mha_gui.engine.stage_panels import check_weights_range, symbol
+from mha_gui.engine.layer.numbers import minus, nice_peak, num, number_format
+from mha_gui.engine.panels.stage_panels import check_weights_range, symbol
+from mha_gui.engine.teaching.neuron import Neuron, neuron
 from mha_gui.export.text import ensure_app, text_width
 
 MARGIN = 28.0

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mha_gui.engine.layer.session import validate_tokens
 from mha_gui.engine.models import (
     attention_maps,
     cache_folders,
@@ -15,7 +16,6 @@ from mha_gui.engine.models import (
     tokenize,
 )
 from mha_gui.engine.models.tokens import readable
-from mha_gui.engine.session import validate_tokens
 from tests.engine.models.builders import SENTENCE, build_model
 
 

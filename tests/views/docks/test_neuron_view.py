@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from mha_gui.cli import main
-from mha_gui.engine.stage_panels import SessionData
+from mha_gui.engine.panels.stage_panels import SessionData
 from mha_gui.export.drawing import FigureOptions, render_drawing
 from mha_gui.export.figures.registry import draw_figure
 from mha_gui.views.window import registry
