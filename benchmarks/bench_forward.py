@@ -178,8 +178,8 @@ def median_ratio(a: list[float], b: list[float]) -> float:
 
 def scrub_step_times(n: int, d_model: int, h: int) -> tuple[float, float]:
     """One W_Q cell of one head edited: incremental refresh vs a full forward()."""
-    from mha_gui.engine.incremental import IncrementalTrace
-    from mha_gui.engine.presets import random_session
+    from mha_gui.engine.attention.incremental import IncrementalTrace
+    from mha_gui.engine.layer.presets import random_session
 
     session = random_session(seed=0, tokens=n, d_model=d_model, heads=h)
     inc = IncrementalTrace(session)

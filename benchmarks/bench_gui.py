@@ -264,7 +264,7 @@ def watched(
 def bench_stalls(
     app, window, quick: bool, scrub_only: bool = False
 ) -> list[tuple[str, float, float]]:
-    from mha_gui.engine.presets import random_session
+    from mha_gui.engine.layer.presets import random_session
 
     doc = window.document
     if scrub_only:  # the layer, then the scrub, the saves and the open only
@@ -426,7 +426,7 @@ def main() -> int:
     app.setStyle("Fusion")
 
     from mha_gui.app import create_main_window
-    from mha_gui.engine.presets import load_preset, random_session
+    from mha_gui.engine.layer.presets import load_preset, random_session
 
     window = create_main_window("toy")
     window.resize(1280, 720)

@@ -28,8 +28,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine.presets import random_session
-from mha_gui.engine.session import load_session, save_session, write_session_gently
+from mha_gui.engine.layer.presets import random_session
+from mha_gui.engine.layer.session import load_session, save_session, write_session_gently
 
 TICK = 0.010
 

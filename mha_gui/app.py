@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-from mha_gui.engine.session import Session, load_session
+from mha_gui.engine.layer.presets import DEFAULT_PRESET, load_preset
+from mha_gui.engine.layer.session import Session, load_session
 
 
 def create_main_window(preset: str = DEFAULT_PRESET, session=None):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha_gui.engine.numbers import peak
+from mha_gui.engine.layer.numbers import peak
 
 # Okabe–Ito, colour-blind safe, then a few extra distinct hues for many-head presets.
 HEAD_COLORS = (

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha_gui.engine import classroom
-from mha_gui.engine.head_roles import pair_scores, repeated_tokens_probe, role_scores
+from mha_gui.engine.teaching import classroom
+from mha_gui.engine.teaching.head_roles import pair_scores, repeated_tokens_probe, role_scores
 
 # (layer, head) of each guided role
 GUIDED = {"previous": (0, 0), "induction": (1, 0), "agreement": (2, 1), "antecedent": (2, 2)}

@@ -15,8 +15,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from mha_gui.engine import classroom
-from mha_gui.engine.head_roles import ROLES as PROBE_ROLES
+from mha_gui.engine.teaching import classroom
+from mha_gui.engine.teaching.head_roles import ROLES as PROBE_ROLES
 from training.classroom_eval import GUIDED, PROBE_SEEDS, goals, probes, sentence_sets
 
 TABLE_ROLES = (*PROBE_ROLES, "agreement", "antecedent")
@@ -198,7 +198,7 @@ It is an ordinary Hugging Face folder: `config.json` (model_type gpt2), `model.s
 `tokenizer.json` (word level). The app reads it with its own NumPy loader; transformers
 reads it too (`GPT2LMHeadModel.from_pretrained`).
 
-## The language (mha_gui/engine/classroom.py)
+## The language (mha_gui/engine/teaching/classroom.py)
 
 {len(v.vocabulary())} tokens, lower case, one token per word; `<bos>` is put first on every
 text, `<unk>` stands for any other word.

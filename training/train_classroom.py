@@ -6,7 +6,7 @@
         --out resources/models/classroom
 
 torch and transformers are needed only here (the `train` extra); the app reads the result
-with its own NumPy loader. The text is the classroom language (mha_gui/engine/classroom.py):
+with its own NumPy loader. The text is the classroom language (mha_gui/engine/teaching/classroom.py):
 plain sentences, subject–verb agreement across a distracting noun, pronouns with an
 antecedent of the right gender, and spans of random words repeated once.
 
@@ -39,7 +39,7 @@ from transformers import GPT2Config, GPT2LMHeadModel
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mha_gui.engine import classroom  # noqa: E402
+from mha_gui.engine.teaching import classroom  # noqa: E402
 from training import model_card  # noqa: E402
 from training.classroom_eval import GUIDED, scores_with, summary  # noqa: E402
 

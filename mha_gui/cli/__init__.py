@@ -8,7 +8,9 @@ The parts, one idea each:
 - arguments.py — the one-line error (`CliError`), argparse types and option groups;
 - sessions.py — the session a command works on (preset, file or model layer, switches);
 - commands.py — presets, info, export, the parser, and opening the window;
+- models.py — models, heads and download;
 - learning.py — train and worksheet;
+- lessons.py — lessons, lesson and `--lesson`;
 - display_probe.py — whether a window can open here (display, Qt's X11 libraries).
 """
 
@@ -20,7 +22,7 @@ from mha_gui.cli.arguments import EXPORT_SUFFIXES, CliError
 from mha_gui.cli.commands import COMMANDS, SUBCOMMANDS, build_parser, cmd_open
 
 # `info_text` is what `mha-gui info` prints; the statistics panel's tests compare with it.
-from mha_gui.engine.info import info_text
+from mha_gui.engine.panels.info import info_text
 
 __all__ = ["EXPORT_SUFFIXES", "SUBCOMMANDS", "CliError", "build_parser", "info_text", "main"]
 

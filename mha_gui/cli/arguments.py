@@ -8,11 +8,13 @@ known, with `check_option` and the engine's one out-of-range wording.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from mha_gui.engine.attention.validation import out_of_range
+from mha_gui.engine.layer.presets import DEFAULT_PRESET
+from mha_gui.engine.layer.session import writable_target
 from mha_gui.engine.models.families import family_titles
-from mha_gui.engine.presets import DEFAULT_PRESET
-from mha_gui.engine.stages import STAGE_NAMES
-from mha_gui.engine.validation import out_of_range
+from mha_gui.engine.panels.stages import STAGE_NAMES
 from mha_gui.theme import COLORMAP_CHOICES, DEFAULT_COLORMAP
 
 EXPORT_SUFFIXES = (".png", ".svg", ".pdf", ".gif", ".tex", ".npz", ".json")
@@ -25,6 +27,16 @@ class CliError(Exception):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse's own usage errors: same one-line form
         raise CliError(message)
+
+
+def out_file(option: str, text: str, suffix: str) -> Path:
+    """An output option's file (`--out ws.pdf`, `--handout my.pdf`), checked before any
+    work starts: its suffix, and (engine.session.writable_target) a file in a folder that
+    exists."""
+    out = Path(text)
+    if out.suffix.lower() != suffix:
+        raise CliError(f"{option} {text!r} must end in {suffix}")
+    return writable_target(out)
 
 
 def check_option(option: str, value: int | None, count: int, items: str) -> None:
@@ -92,7 +104,7 @@ def id_list(text: str) -> list[int]:
 
 def rope_theta(text: str) -> float:
     """An argparse type: RoPE's base, a finite number greater than 1."""
-    from mha_gui.engine.rope import validate_theta
+    from mha_gui.engine.attention.rope import validate_theta
 
     value = number(text)
     try:

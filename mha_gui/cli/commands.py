@@ -25,10 +25,10 @@ from mha_gui.cli.learning import LEARNING_COMMANDS, add_learning_parsers
 from mha_gui.cli.lessons import LESSON_COMMANDS, add_lesson_parsers, open_on_lesson
 from mha_gui.cli.models import MODEL_COMMANDS, add_model_parsers
 from mha_gui.cli.sessions import model_session, origin, session_from, with_config
-from mha_gui.engine.info import info_text
-from mha_gui.engine.presets import DEFAULT_PRESET, PRESETS, load_preset
-from mha_gui.engine.session import Session, ViewState, load_session
-from mha_gui.engine.stages import stage_by_name
+from mha_gui.engine.layer.presets import DEFAULT_PRESET, PRESETS, load_preset
+from mha_gui.engine.layer.session import Session, ViewState, load_session
+from mha_gui.engine.panels.info import info_text
+from mha_gui.engine.panels.stages import stage_by_name
 
 
 def cmd_presets(_args) -> int:

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 import re
-from pathlib import Path
 
-from mha_gui.cli.arguments import CliError, check_option, number, whole_number
+from mha_gui.cli.arguments import CliError, check_option, number, out_file, whole_number
 from mha_gui.cli.sessions import session_from, with_causal
-from mha_gui.engine.training import (
+from mha_gui.engine.teaching.training import (
     DEFAULT_OPTIMIZER,
     DEFAULT_STEPS,
     OPTIMIZERS,
@@ -80,18 +79,6 @@ def _fail(message: str):
     raise CliError(message)
 
 
-def _check_suffix(path: str, suffix: str) -> Path:
-    out = Path(path)
-    if out.suffix.lower() != suffix:
-        _fail(f"--out {path!r} must end in {suffix}")
-    if out.is_dir():
-        _fail(f"--out {path!r} is a folder, not a file name")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        _fail(f"folder {str(folder)!r} does not exist")
-    return out
-
-
 def target_from(text: str, session):
     """The --target argument as an n×n array (ValueError in one sentence)."""
     n, blocked = session.config.n, session_blocked(session)
@@ -106,9 +93,9 @@ def target_from(text: str, session):
 
 
 def cmd_train(args) -> int:
-    from mha_gui.engine.session import save_session
+    from mha_gui.engine.layer.session import save_session
 
-    out = _check_suffix(args.out, ".json")
+    out = out_file("--out", args.out, ".json")
     if args.steps <= 0:
         _fail(f"--steps {args.steps} must be at least 1")
     if args.lr is not None and (not math.isfinite(args.lr) or args.lr <= 0):
@@ -154,11 +141,11 @@ def _percent(loss: float, start: float) -> str:
 
 
 def cmd_worksheet(args) -> int:
-    from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-    from mha_gui.engine.session import load_session
+    from mha_gui.engine.layer.presets import DEFAULT_PRESET, load_preset
+    from mha_gui.engine.layer.session import load_session
     from mha_gui.export.worksheet import write_worksheet
 
-    out = _check_suffix(args.out, ".pdf")
+    out = out_file("--out", args.out, ".pdf")
     for name in ("blanks", "students"):
         if getattr(args, name) <= 0:
             _fail(f"--{name} {getattr(args, name)} must be at least 1")

@@ -13,7 +13,7 @@ subcommands (`add_lesson_parsers`, `LESSON_COMMANDS`) and calls `open_on_lesson`
 
 from __future__ import annotations
 
-from pathlib import Path
+from mha_gui.cli.arguments import out_file
 
 
 def add_lesson_parsers(sub) -> None:
@@ -24,12 +24,6 @@ def add_lesson_parsers(sub) -> None:
     what = le.add_mutually_exclusive_group(required=True)
     what.add_argument("--check", action="store_true", help="validate the lesson and say ok")
     what.add_argument("--handout", metavar="OUT.pdf", help="write the lesson as a PDF handout")
-
-
-def _fail(message: str):
-    from mha_gui.cli.arguments import CliError
-
-    raise CliError(message)
 
 
 def cmd_lessons(_args) -> int:
@@ -52,14 +46,7 @@ def checked_lesson(name_or_path):
 
 def cmd_lesson(args) -> int:
     if args.handout is not None:
-        out = Path(args.handout)
-        if out.suffix.lower() != ".pdf":
-            _fail(f"--handout {args.handout!r} must end in .pdf")
-        if out.is_dir():
-            _fail(f"--handout {args.handout!r} is a folder, not a file name")
-        folder = out.parent if str(out.parent) else Path(".")
-        if not folder.is_dir():
-            _fail(f"folder {str(folder)!r} does not exist")
+        out = out_file("--handout", args.handout, ".pdf")
     lesson, states = checked_lesson(args.lesson)
     if args.check:
         tasks = sum(1 for s in lesson.steps if s.do is not None)

@@ -4,7 +4,7 @@
     mha-gui heads --model DIR|builtin (--text T | --probe repeated [--seed S]) [--json]
     mha-gui download REPO_ID [--yes]             explicit, with progress; never implicit
 
-`heads` prints every layer × head's role scores (engine/head_roles.py) and the strongest
+`heads` prints every layer × head's role scores (engine/teaching/head_roles.py) and the strongest
 role; `download` shows the size first and asks (unless --yes, or stdin is not a terminal
 and --yes is missing: then it refuses instead of downloading unasked).
 """
@@ -92,7 +92,7 @@ def cmd_models(args) -> int:
 
 
 def cmd_heads(args) -> int:
-    from mha_gui.engine.head_roles import ROLES, head_roles
+    from mha_gui.engine.teaching.head_roles import ROLES, head_roles
 
     if args.seed is not None and args.probe is None:
         raise CliError("--seed goes with --probe repeated")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 
 from mha_gui.cli.arguments import CliError
-from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-from mha_gui.engine.session import Session, load_session
+from mha_gui.engine.layer.presets import DEFAULT_PRESET, load_preset
+from mha_gui.engine.layer.session import Session, load_session
 
 RANDOM_ONLY = "--seed/--tokens/--d-model/--heads only go with --preset random"
 

@@ -17,6 +17,6 @@ when a change is not confined to some heads); it is None.
 
 from mha_gui.document.document import Document
 from mha_gui.document.later import Later
-from mha_gui.engine.incremental import EVERYTHING
+from mha_gui.engine.attention.incremental import EVERYTHING
 
 __all__ = ["EVERYTHING", "Document", "Later"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha_gui.engine.incremental import EVERYTHING
-from mha_gui.engine.values import parse_value
+from mha_gui.engine.attention.incremental import EVERYTHING
+from mha_gui.engine.layer.values import parse_value
 
 # Parameters whose first axis is a query head (W_Q, b_Q) or a K/V group (the others).
 HEADED = ("W_Q", "W_K", "W_V", "b_Q", "b_K", "b_V")

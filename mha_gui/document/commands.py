@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PySide6.QtGui import QUndoCommand
 
-from mha_gui.engine.session import Session, ViewState
+from mha_gui.engine.layer.session import Session, ViewState
 
 if TYPE_CHECKING:
     from mha_gui.document.document import Document

@@ -36,18 +36,18 @@ from mha_gui.document.commands import (
 from mha_gui.document.files import Files
 from mha_gui.document.recompute import Recompute
 from mha_gui.document.saving import BackgroundSave
-from mha_gui.engine.config import Config
-from mha_gui.engine.forward import Trace
-from mha_gui.engine.parameters import Parameters
-from mha_gui.engine.presets import DEFAULT_PRESET, load_preset
-from mha_gui.engine.session import (
+from mha_gui.engine.attention.forward import Trace
+from mha_gui.engine.layer.config import Config
+from mha_gui.engine.layer.parameters import Parameters
+from mha_gui.engine.layer.presets import DEFAULT_PRESET, load_preset
+from mha_gui.engine.layer.session import (
     Session,
     ViewState,
     same_array,
     validate_tokens,
 )
-from mha_gui.engine.stages import STAGES
-from mha_gui.engine.values import parse_value
+from mha_gui.engine.layer.values import parse_value
+from mha_gui.engine.panels.stages import STAGES
 
 
 class Document(QObject):

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mha_gui.document.later import while_turning
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.session import Session, load_session
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.layer.session import Session, load_session
 
 if TYPE_CHECKING:
     from mha_gui.document.document import Document

@@ -24,9 +24,9 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from mha_gui.document.cells import readonly
 from mha_gui.document.later import Later
-from mha_gui.engine.forward import Trace
-from mha_gui.engine.incremental import EVERYTHING, IncrementalTrace
-from mha_gui.engine.session import Session
+from mha_gui.engine.attention.forward import Trace
+from mha_gui.engine.attention.incremental import EVERYTHING, IncrementalTrace
+from mha_gui.engine.layer.session import Session
 
 # Layers with more attention entries (h·n²) than this recompute off the UI thread (n =
 # 2048, 12 heads: seconds per full recompute); smaller ones stay synchronous, which is
@@ -242,7 +242,7 @@ class Recompute:
     def frozen_data(self):
         """The numbers as they are now, for `run_off_thread` work: a StageData over the
         current trace (not waited for, not refreshed) and the parameters."""
-        from mha_gui.engine.stage_panels import TraceData
+        from mha_gui.engine.panels.stage_panels import TraceData
 
         s = self._session()
         return TraceData(s.config, list(s.tokens), s.params, self.engine.trace)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from mha_gui.engine.session import Session, save_session, write_session_gently
+from mha_gui.engine.layer.session import Session, save_session, write_session_gently
 
 # Sessions holding more numbers than this are saved on the writer thread by File ▸ Save
 # (n = 2048, d_model 768, 12 heads: 3.5 M numbers); smaller ones at once (a BERT-base

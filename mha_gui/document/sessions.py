@@ -8,9 +8,15 @@ import copy
 
 import numpy as np
 
-from mha_gui.engine.config import Config
-from mha_gui.engine.parameters import Parameters, random_parameters, resize_mask, resize_parameters
-from mha_gui.engine.session import Session, ViewState, default_tokens, same_array
+from mha_gui.engine.attention.validation import out_of_range
+from mha_gui.engine.layer.config import Config
+from mha_gui.engine.layer.parameters import (
+    Parameters,
+    random_parameters,
+    resize_mask,
+    resize_parameters,
+)
+from mha_gui.engine.layer.session import Session, ViewState, default_tokens, same_array
 
 
 def resized(session: Session, new: Config) -> Session:
@@ -38,7 +44,14 @@ def randomized(session: Session, seed: int, include_x: bool) -> Session:
     """Fresh random weights (and X too if `include_x`), the rest as it is."""
     fresh = random_parameters(session.config, seed=seed)
     params = fresh if include_x else Parameters(**{**fresh.as_dict(), "X": session.params.X.copy()})
-    return Session(session.config, list(session.tokens), params, session.view, session.mask)
+    return Session(
+        session.config,
+        list(session.tokens),
+        params,
+        session.view,
+        session.mask,
+        source="",  # fresh numbers: no longer the model's that `source` named
+    )
 
 
 def checked_mask(mask, n: int) -> np.ndarray | None:
@@ -63,7 +76,7 @@ def toggled(mask: np.ndarray | None, n: int, query: int, key: int) -> np.ndarray
 def switched(config: Config, head: int, off: bool) -> tuple[int, ...]:
     """The ablated heads of `config` with query head `head` switched off or back on."""
     if not 0 <= head < config.h:
-        raise ValueError(f"head {head} is out of range: this layer has heads 0..{config.h - 1}")
+        raise ValueError(out_of_range("head", head, config.h, "heads"))
     heads = set(config.ablate)
     return tuple(sorted(heads | {head} if off else heads - {head}))
 

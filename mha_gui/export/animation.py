@@ -10,8 +10,8 @@ import numpy as np
 from PIL import Image, ImageChops
 
 from mha_gui import theme
-from mha_gui.engine.session import Session
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.layer.session import Session
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export.drawing import render_drawing
 from mha_gui.export.figure import StageFigure, figure_layout
 from mha_gui.export.layout import MARGIN

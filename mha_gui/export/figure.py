@@ -24,9 +24,9 @@ scale without blur. Large matrices are the exception, by design:
 from __future__ import annotations
 
 from mha_gui import theme
-from mha_gui.engine.forward import Trace
-from mha_gui.engine.numbers import NumberFormat, number_format, pretty
-from mha_gui.engine.session import Session
+from mha_gui.engine.attention.forward import Trace
+from mha_gui.engine.layer.numbers import NumberFormat, number_format, pretty
+from mha_gui.engine.layer.session import Session
 from mha_gui.export.drawing import (
     DEFAULT_PNG_WIDTH,
     pdf_writer,

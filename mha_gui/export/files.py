@@ -14,9 +14,15 @@ import numbers
 from pathlib import Path
 
 from mha_gui import theme
-from mha_gui.engine.session import Session, atomic_write, save_npz, save_session
-from mha_gui.engine.stage_panels import check_weights_range
-from mha_gui.engine.stages import Stage, stage_by_name
+from mha_gui.engine.layer.session import (
+    Session,
+    atomic_write,
+    save_npz,
+    save_session,
+    writable_target,
+)
+from mha_gui.engine.panels.stage_panels import check_weights_range
+from mha_gui.engine.panels.stages import Stage, stage_by_name
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.theme import check_colormap
 
@@ -57,11 +63,7 @@ def check_options(
     if suffix not in SUFFIXES:
         what = f"unknown suffix {target.suffix!r} in" if target.suffix else "no suffix in"
         raise ValueError(f"{what} {target.name!r}; use one of: {', '.join(SUFFIXES)}")
-    if target.is_dir():
-        raise ValueError(f"{str(target)!r} is a folder, not a file name")
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise ValueError(f"folder {str(folder)!r} does not exist")
+    writable_target(target)
     s = stage if isinstance(stage, Stage) else stage_by_name(str(stage))
     c = session.config
     if head is not None:
@@ -190,7 +192,7 @@ def export_to(
 
 def _export_view(session, target: Path, view: str, options, **kw) -> Path:
     """A registered view's figure (the neuron view, token lines, …) as PNG/SVG/PDF."""
-    from mha_gui.engine.stage_panels import SessionData
+    from mha_gui.engine.panels.stage_panels import SessionData
     from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS
     from mha_gui.export.figures.registry import draw_figure
 

@@ -11,9 +11,9 @@ with handout=True instead of silently ignoring it. `colormap` colours the figure
 from __future__ import annotations
 
 from mha_gui import theme
-from mha_gui.engine.numbers import NumberFormat, fixed_format, peak
-from mha_gui.engine.session import Session
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.layer.numbers import NumberFormat, fixed_format, peak
+from mha_gui.engine.layer.session import Session
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
 from mha_gui.export.painter import painter_on, saved

@@ -14,11 +14,11 @@ import unicodedata
 
 import numpy as np
 
-from mha_gui.engine.forward import Trace
-from mha_gui.engine.numbers import fixed_format, peak
-from mha_gui.engine.session import Session
-from mha_gui.engine.stage_panels import PanelView, SessionData, describe_stage
-from mha_gui.engine.stages import Stage, shapes_line, stage_by_name
+from mha_gui.engine.attention.forward import Trace
+from mha_gui.engine.layer.numbers import fixed_format, peak
+from mha_gui.engine.layer.session import Session
+from mha_gui.engine.panels.stage_panels import PanelView, SessionData, describe_stage
+from mha_gui.engine.panels.stages import Stage, shapes_line, stage_by_name
 
 MAX_SIDE = 12
 HEAD_KEEP = 9  # shown before the ellipsis; the last row/column is shown after it

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha_gui.engine.numbers import NumberFormat
+from mha_gui.engine.layer.numbers import NumberFormat
 from mha_gui.export.scene import Panel, PanelRow, Scene
 from mha_gui.export.text import ensure_app, rich_width, text_width
 

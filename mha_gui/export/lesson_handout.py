@@ -13,13 +13,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from mha_gui import theme
+from mha_gui.engine.layer.numbers import num
+from mha_gui.engine.layer.session import atomic_write
 from mha_gui.engine.lessons.check import StepState, situation, with_view
 from mha_gui.engine.lessons.conditions import cell_value
 from mha_gui.engine.lessons.format import Lesson, Step
 from mha_gui.engine.lessons.markup import to_html
-from mha_gui.engine.numbers import num
-from mha_gui.engine.session import atomic_write
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export import figure
 from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W
 from mha_gui.export.painter import painter_on
@@ -126,7 +126,7 @@ def _step_page(painter, lesson: Lesson, state: StepState, pal, colormap: str) ->
 
 
 def _formula(stage, session) -> str:
-    from mha_gui.engine.stages import formula_for
+    from mha_gui.engine.panels.stages import formula_for
 
     return formula_for(stage, session.config)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui import theme
-from mha_gui.engine.numbers import sub
+from mha_gui.engine.layer.numbers import sub
 from mha_gui.export.layout import (
     BAR_WIDTH,
     CAPTION_PX,

@@ -1,4 +1,4 @@
-"""What a figure draws: the stage description of mha_gui.engine.stage_panels, arranged
+"""What a figure draws: the stage description of mha_gui.engine.panels.stage_panels, arranged
 as rows of panels (one row per matrix kind, one panel per head) with a title block.
 
 The window reads the same description, so titles, colour levels and number format on
@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mha_gui.engine.forward import Trace
-from mha_gui.engine.numbers import NumberFormat, number_format, pretty
-from mha_gui.engine.session import Session
-from mha_gui.engine.stage_panels import SessionData, StageData, as_stage, describe_stage
-from mha_gui.engine.stages import Stage
+from mha_gui.engine.attention.forward import Trace
+from mha_gui.engine.layer.numbers import NumberFormat, number_format, pretty
+from mha_gui.engine.layer.session import Session
+from mha_gui.engine.panels.stage_panels import SessionData, StageData, as_stage, describe_stage
+from mha_gui.engine.panels.stages import Stage
 
 
 @dataclass

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.numbers import minus
+from mha_gui.engine.layer.numbers import minus
+from mha_gui.engine.panels.notation import rich_text
 from mha_gui.export.painter import painter_on, saved
 
 FONT_FAMILY = "DejaVu Sans"
@@ -63,7 +63,7 @@ def qcolor(c):
 
 
 def rich_html(text: str) -> str:
-    """Plain formula text to Qt rich text (engine/notation.py `rich_text`, the one
+    """Plain formula text to Qt rich text (engine/panels/notation.py `rich_text`, the one
     typesetter of the window and the figures): `W_i^Q` → W<sub>i</sub><sup>Q</sup>."""
     return rich_text(text)
 

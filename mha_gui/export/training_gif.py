@@ -14,9 +14,9 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
 
 from mha_gui import theme
-from mha_gui.engine.numbers import num
-from mha_gui.engine.session import atomic_write
-from mha_gui.engine.stage_panels import stage_format
+from mha_gui.engine.layer.numbers import num
+from mha_gui.engine.layer.session import atomic_write
+from mha_gui.engine.panels.stage_panels import stage_format
 from mha_gui.export.animation import qimage_to_pil, save_gif
 from mha_gui.export.painter import painter_on, saved
 

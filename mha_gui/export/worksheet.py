@@ -14,7 +14,7 @@ light only (a worksheet is printed).
 from __future__ import annotations
 
 from mha_gui import theme
-from mha_gui.engine.session import Session, atomic_write
+from mha_gui.engine.layer.session import Session, atomic_write
 from mha_gui.export.painter import painter_on, saved
 from mha_gui.export.worksheet_plan import Sheet, Table, plan_worksheets
 
@@ -120,7 +120,7 @@ class _Pages:
 
     def working(self, text: str, px: float, gap: float = 4) -> None:
         """The worked solution, typeset as the window's hint is (`e^0.707` and
-        `Σ_j e^S_1[2,j]` get their exponents and indices: engine/notation.py), indented."""
+        `Σ_j e^S_1[2,j]` get their exponents and indices: engine/panels/notation.py), indented."""
         from mha_gui.export.text import draw_rich_wrapped
 
         width = PAGE_W - 2 * MARGIN - 14

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mha_gui.engine.exercises import Cell, Exercise, answer_text, make_exercise
-from mha_gui.engine.numbers import NumberFormat, fixed_format, minus, num, peak, pretty
-from mha_gui.engine.rope import inverse_frequencies
-from mha_gui.engine.session import Session
-from mha_gui.engine.stage_panels import SessionData, as_stage, make_panel
-from mha_gui.engine.stages import formula_for
+from mha_gui.engine.attention.rope import inverse_frequencies
+from mha_gui.engine.layer.numbers import NumberFormat, fixed_format, minus, num, peak, pretty
+from mha_gui.engine.layer.session import Session
+from mha_gui.engine.panels.stage_panels import SessionData, as_stage, make_panel
+from mha_gui.engine.panels.stages import formula_for
+from mha_gui.engine.teaching.exercises import Cell, Exercise, answer_text, make_exercise
 
 MAX_ROWS, MAX_COLS = 24, 16  # larger matrices do not fit a printed page legibly
 MAX_STUDENTS = 200

@@ -9,7 +9,7 @@ import pytest
 
 from mha_gui.cli import main
 from mha_gui.engine import Session, load_preset, load_session, save_session
-from mha_gui.engine.exercises import make_exercise
+from mha_gui.engine.teaching.exercises import make_exercise
 from mha_gui.export.worksheet import plan_worksheets
 from tests.cli.cli_helpers import run
 

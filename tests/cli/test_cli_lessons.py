@@ -12,7 +12,7 @@ import pytest
 
 from mha_gui.engine.lessons.library import builtin_lessons, builtin_name, builtin_paths
 from tests.cli.cli_helpers import run
-from tests.engine.test_lessons import builtin_params, needs_model
+from tests.engine.lessons.test_lessons import builtin_params, needs_model
 
 PLAYABLE = [p for p in builtin_paths() if not needs_model(p)]
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import mha_gui.app
+from mha_gui.engine.layer.session import load_session
 from mha_gui.engine.models import open_layer
-from mha_gui.engine.session import load_session
 from tests.cli.cli_helpers import run
 from tests.engine.models.builders import SENTENCE, build_model
 
@@ -77,7 +77,7 @@ def test_create_main_window_accepts_a_model_session(qtbot, gpt2):
 
 
 ERRORS = [
-    (["--layer", 9, "--text", "x"], "layer 9 is out of range: gpt2 has 3 layers"),
+    (["--layer", 9, "--text", "x"], "layer 9 is out of range: gpt2 has layers 0..2"),
     (["--layer", 0, "--text", "  "], "the text is empty"),
     (["--layer", 0], "either --text"),
     (["--layer", 0, "--text", "a", "--token-ids", "1"], "either --text"),

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from mha_gui.engine.head_roles import ROLES
 from mha_gui.engine.models.builtin import builtin_model_path
+from mha_gui.engine.teaching.head_roles import ROLES
 from tests.cli.cli_helpers import run
 from tests.engine.models.builders import SENTENCE, build_model
 from tests.engine.models.fake_hub import COMMIT, FakeHub

@@ -90,7 +90,7 @@ def svg_title_and_text(path) -> tuple[str, str]:
 @pytest.mark.parametrize("name", ["packed", "split", "permute", "scale", "shift"])
 def test_every_identity_window_has_its_figure_on_the_command_line(capsys, tmp_path, name):
     """`--view identity-NAME` draws what Tools ▸ Identities ▸ NAME shows when it opens."""
-    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.layer.presets import load_preset
     from mha_gui.export.figures.identities import identity_figure, identity_on
 
     out = tmp_path / f"{name}.svg"

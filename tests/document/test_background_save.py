@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from mha_gui.document import saving
-from mha_gui.engine.presets import random_session
-from mha_gui.engine.session import load_session
+from mha_gui.engine.layer.presets import random_session
+from mha_gui.engine.layer.session import load_session
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

@@ -8,7 +8,7 @@ import pytest
 
 from mha_gui.document import sessions
 from mha_gui.document.cells import HEADED, KV, block_index, cell_index, edited_head, w_o_heads
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
 
 NAMES = ("X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O")
 

@@ -204,7 +204,7 @@ def test_mask_and_causal_combine_and_survive_save(doc, tmp_path):
 
 
 def test_an_owned_session_is_taken_without_a_copy_and_a_bad_one_changes_nothing():
-    from mha_gui.engine.presets import random_session
+    from mha_gui.engine.layer.presets import random_session
 
     doc = Document()
     before = doc.snapshot()

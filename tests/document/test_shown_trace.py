@@ -13,8 +13,8 @@ from mha_gui.document import Document
 from mha_gui.document import files as files_module
 from mha_gui.document import recompute as recompute_module
 from mha_gui.document.later import while_turning
-from mha_gui.engine.presets import random_session
-from mha_gui.engine.session import save_session
+from mha_gui.engine.layer.presets import random_session
+from mha_gui.engine.layer.session import save_session
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ import pytest
 from mha_gui.document import EVERYTHING, Document
 from mha_gui.document import recompute as recompute_module
 from mha_gui.document.commands import SetAblatedCommand, SetMaskCommand
-from mha_gui.engine import incremental
-from mha_gui.engine.presets import load_preset, random_session
-from mha_gui.engine.session import Session
+from mha_gui.engine.attention import incremental
+from mha_gui.engine.layer.presets import load_preset, random_session
+from mha_gui.engine.layer.session import Session
 
 FIELDS = ("q", "k", "v", "scores", "weights", "heads", "concat", "output")
 

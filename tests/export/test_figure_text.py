@@ -17,8 +17,8 @@ import pytest
 from PIL import Image
 
 from mha_gui.engine import load_preset
-from mha_gui.engine.presets import random_session
-from mha_gui.engine.session import Session
+from mha_gui.engine.layer.presets import random_session
+from mha_gui.engine.layer.session import Session
 from mha_gui.export import export_to, figure
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -135,7 +135,7 @@ def test_handout_has_one_header_per_page(tmp_path, monkeypatch):
     monkeypatch.setattr(figure, "draw_rich", spy)
     session = load_preset("toy")
     export_to(session, tmp_path / "h.pdf", handout=True)
-    from mha_gui.engine.stages import STAGES, formula_for
+    from mha_gui.engine.panels.stages import STAGES, formula_for
 
     for s in STAGES:
         titles = [t for t in drawn if s.title in t]

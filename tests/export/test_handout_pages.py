@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export import figure
 from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W, TABLE_MAX_SIDE, _page_plan, _tables
 from mha_gui.export.latex import stage_matrices

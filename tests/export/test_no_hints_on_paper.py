@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.stage_data import SessionData
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.panels.stage_data import SessionData
 from mha_gui.export.drawing import FigureOptions, write_drawing_svg
 from mha_gui.export.figures.lines import LinesDrawing
 from mha_gui.export.figures.neuron import NeuronDrawing

@@ -12,7 +12,7 @@ import numpy as np
 from PySide6.QtGui import QImage
 
 from mha_gui.engine import load_preset
-from mha_gui.engine.stages import stage_by_name
+from mha_gui.engine.panels.stages import stage_by_name
 from mha_gui.export.notebook import NOTEBOOK_PNG_WIDTH
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtGui import QColor
 
 from mha_gui import theme
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.session import Session
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.layer.session import Session
 from mha_gui.export.figure import figure_layout, render_image
 
 
@@ -60,7 +60,7 @@ def test_off_from_the_mixing_on(preset):
 def test_the_snapshot_difference_shows_what_switching_off_changed():
     """now − snapshot with head 1 switched off since: its panel is drawn (the change is
     the point), its title says "off now" after the Δ symbol."""
-    from mha_gui.engine.difference import DifferenceData
+    from mha_gui.engine.teaching.difference import DifferenceData
     from mha_gui.export.figures.difference import difference_scene
 
     then = load_preset("toy")

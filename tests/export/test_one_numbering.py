@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mha_gui.engine.difference import DifferenceData
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.panels.stages import STAGES
+from mha_gui.engine.teaching.difference import DifferenceData
 from mha_gui.export.figures.difference import difference_scene
 from mha_gui.export.latex import stage_document
 from mha_gui.export.scene import build_scene

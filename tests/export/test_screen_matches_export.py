@@ -13,8 +13,8 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
 from mha_gui.document import Document
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.stage_panels import describe_stage
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.panels.stage_panels import describe_stage
 from mha_gui.export import figure
 from mha_gui.views.stage.attention_view import AttentionView
 

@@ -12,7 +12,7 @@ from PIL import Image
 
 pytest.importorskip("mha_gui.views.window.main_window")
 
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export import export_to
 from mha_gui.views.window import export_actions
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
 from mha_gui.export.worksheet import write_worksheet
 
 pytestmark = pytest.mark.skipif(

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mha_gui.engine.layer.session import Session, ViewState, default_tokens
 from mha_gui.engine.lessons.condition_syntax import CELL_KINDS, Index
 from mha_gui.engine.lessons.conditions import (
     Situation,
@@ -34,7 +35,6 @@ from mha_gui.engine.lessons.lesson import (
     Step,
 )
 from mha_gui.engine.models.builtin import builtin_model_path
-from mha_gui.engine.session import Session, ViewState, default_tokens
 
 # The window's docks by name (View ▸ Panels): its editors and every registered view.
 # A views test checks that this list is the window's.
@@ -76,11 +76,11 @@ def model_folder(name: str, folder: Path | None) -> Path:
 def open_source(source: Source, folder: Path | None) -> Session:
     """The session a step opens (ValueError / OSError when it cannot be opened)."""
     if source.kind == "preset":
-        from mha_gui.engine.presets import load_preset
+        from mha_gui.engine.layer.presets import load_preset
 
         return load_preset(source.name)
     if source.kind == "session":
-        from mha_gui.engine.session import load_session
+        from mha_gui.engine.layer.session import load_session
 
         path = Path(source.name).expanduser()
         if not path.is_absolute() and folder is not None:
@@ -122,7 +122,7 @@ def query_position(ref: Index, tokens: list[str]) -> int:
 def apply_show_me(session: Session, view: ViewState, me: ShowMe) -> tuple[Session, ViewState]:
     """The session and view after Show me, computed as the document's edits do
     (ValueError naming the field for a change that cannot be made)."""
-    from mha_gui.engine.parameters import resize_mask, resize_parameters
+    from mha_gui.engine.layer.parameters import resize_mask, resize_parameters
 
     s = session.copy(trusted=True)
     changes = me.config_changes()

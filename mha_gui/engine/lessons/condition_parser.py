@@ -107,18 +107,18 @@ class _Parser:
 
     # expr := and ("or" and)*
     def expr(self):
-        parts = [self.conj()]
-        while self.word_is("or"):
-            self.take()
-            parts.append(self.conj())
-        return parts[0] if len(parts) == 1 else BoolOp("or", tuple(parts))
+        return self.joined("or", self.conj)
 
     def conj(self):
-        parts = [self.negation()]
-        while self.word_is("and"):
+        return self.joined("and", self.negation)
+
+    def joined(self, op: str, part):
+        """part (op part)*: one part alone, or a BoolOp of them all."""
+        parts = [part()]
+        while self.word_is(op):
             self.take()
-            parts.append(self.negation())
-        return parts[0] if len(parts) == 1 else BoolOp("and", tuple(parts))
+            parts.append(part())
+        return parts[0] if len(parts) == 1 else BoolOp(op, tuple(parts))
 
     def negation(self):
         if self.word_is("not"):

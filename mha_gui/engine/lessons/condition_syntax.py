@@ -102,8 +102,13 @@ class BoolOp:
     parts: tuple
 
 
+def written(value: int | str, quoted: bool) -> str:
+    """A subscript or a word as the grammar spells it: in quotes if it was quoted."""
+    return f"'{value}'" if quoted else str(value)
+
+
 def index_text(i: Index) -> str:
-    return f"'{i.value}'" if i.quoted else str(i.value)
+    return written(i.value, i.quoted)
 
 
 def describe(tree) -> str:
@@ -130,5 +135,5 @@ def _operand_text(node) -> str:
     if isinstance(node, Blocked):
         return f"mask[{index_text(node.row)}, {index_text(node.col)}]"
     if isinstance(node, Word):
-        return f"'{node.text}'" if node.quoted else node.text
+        return written(node.text, node.quoted)
     return node.name

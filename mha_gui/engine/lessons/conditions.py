@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mha_gui.engine.attention.validation import out_of_range
 from mha_gui.engine.lessons.condition_syntax import (
     CELL_KINDS,
     CONFIG_FLAGS,
@@ -29,7 +30,7 @@ from mha_gui.engine.lessons.condition_syntax import (
     Number,
     Word,
 )
-from mha_gui.engine.stages import STAGE_NAMES
+from mha_gui.engine.panels.stages import STAGE_NAMES
 
 
 @dataclass
@@ -50,7 +51,7 @@ def token_position(ref: Index, tokens: list[str], what: str) -> int:
     n = len(tokens)
     if isinstance(ref.value, int):
         if not 0 <= ref.value < n:
-            raise ValueError(f"{what} {ref.value} is out of range: the tokens are 0..{n - 1}")
+            raise ValueError(out_of_range(what, ref.value, n, "tokens"))
         return ref.value
     found = [i for i, t in enumerate(tokens) if t == ref.value]
     if not found:
@@ -96,9 +97,7 @@ def cell_position(cell: Cell, s: Situation) -> tuple[int, int, int | None]:
                 f"({cell.col.value!r})"
             )
         if not 0 <= cell.col.value < width:
-            raise ValueError(
-                f"{cell.symbol}: column {cell.col.value} is out of range 0..{width - 1}"
-            )
+            raise ValueError(out_of_range("column", cell.col.value, width, "columns", cell.symbol))
         col = cell.col.value
     return row, col, cell.head
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from mha_gui.engine.lessons.condition_parser import parse_cell
 from mha_gui.engine.lessons.condition_syntax import Cell, Index
 from mha_gui.engine.lessons.lesson import Problem
-from mha_gui.engine.stages import STAGE_NAMES
+from mha_gui.engine.panels.stages import STAGE_NAMES
 
 _TYPE_NAMES = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}
 

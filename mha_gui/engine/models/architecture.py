@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha_gui.engine.forward import forward
+from mha_gui.engine.attention.forward import forward
+from mha_gui.engine.attention.rope import RoPE
 from mha_gui.engine.models.model_config import ModelInfo
 from mha_gui.engine.models.numerics import ACTIVATIONS, layer_norm
 from mha_gui.engine.models.weights import Weights
-from mha_gui.engine.rope import RoPE
 
 
 class Architecture:

@@ -1,6 +1,6 @@
 """The model that ships with the app: `--model builtin` wherever a model folder is taken.
 
-It is a small GPT-2 trained on the classroom language (mha_gui/engine/classroom.py) so that
+It is a small GPT-2 trained on the classroom language (mha_gui/engine/teaching/classroom.py) so that
 a class sees real heads with textbook roles without downloading anything; its folder is an
 ordinary Hugging Face one (resources/models/classroom/, installed as package data of
 `mha_gui.resources`), read by the same loader as any other model.

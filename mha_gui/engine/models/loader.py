@@ -18,13 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mha_gui.engine.config import MAX_MEMORY_BYTES, Config
+from mha_gui.engine.attention.validation import out_of_range
+from mha_gui.engine.layer.config import MAX_MEMORY_BYTES, Config
+from mha_gui.engine.layer.parameters import Parameters
+from mha_gui.engine.layer.session import Session
 from mha_gui.engine.models.families import ARCHITECTURES, ModelInfo, parse_config
 from mha_gui.engine.models.safetensors import Checkpoint
 from mha_gui.engine.models.tokens import TOKENIZER_NAME, TokenizerFile, id_labels
 from mha_gui.engine.models.weights import Weights
-from mha_gui.engine.parameters import Parameters
-from mha_gui.engine.session import Session
 
 # progress(done, total): called after each block; raise from it to cancel.
 Progress = Callable[[int, int], object] | None
@@ -79,10 +80,7 @@ def _layer_index(info: ModelInfo, layer) -> int:
         raise ValueError(f"layer must be a whole number, got {layer!r}")
     layer = int(layer)
     if not -info.n_layers <= layer < info.n_layers:
-        raise ValueError(
-            f"layer {layer} is out of range: {info.name} has {info.n_layers} layers, "
-            f"numbered 0 to {info.n_layers - 1}"
-        )
+        raise ValueError(out_of_range("layer", layer, info.n_layers, "layers", info.name))
     return layer % info.n_layers
 
 
@@ -121,10 +119,8 @@ def tokenize(
             if isinstance(i, bool) or not isinstance(i, (int, np.integer)):
                 raise ValueError(f"token id {i!r} is not a whole number")
             if not 0 <= i < info.vocab_size:
-                raise ValueError(
-                    f"token id {i} is out of range: {info.name}'s vocabulary has ids "
-                    f"0 to {info.vocab_size - 1}"
-                )
+                vocabulary = f"{info.name}'s vocabulary"
+                raise ValueError(out_of_range("token id", i, info.vocab_size, "ids", vocabulary))
         ids = [int(i) for i in ids]
         labels = TokenizerFile(tok_path).labels(ids) if tok_path.is_file() else id_labels(ids)
     if len(ids) > info.max_positions:

@@ -12,7 +12,7 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
-from mha_gui.engine.session import MAX_TOKEN_LENGTH
+from mha_gui.engine.layer.session import MAX_TOKEN_LENGTH
 
 TOKENIZER_NAME = "tokenizer.json"
 SPACE_MARK = "␣"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mha_gui.engine.attention.validation import out_of_range
 from mha_gui.engine.models.safetensors import Checkpoint, check_finite, widen
 
 # Largest float64 block made while multiplying by a big weight matrix (bounded memory).
@@ -60,9 +61,7 @@ class Weights:
             raise ValueError(f"tensor {name!r} has shape {raw.shape}, expected a matrix")
         if ids.size and (ids.min() < 0 or ids.max() >= raw.shape[0]):
             bad = int(ids[(ids < 0) | (ids >= raw.shape[0])][0])
-            raise ValueError(
-                f"token id {bad} is out of range: {name!r} has rows 0..{raw.shape[0] - 1}"
-            )
+            raise ValueError(out_of_range("token id", bad, raw.shape[0], "rows", repr(name)))
         return self.ckpt.read(name, rows=ids)
 
     def shape(self, short: str) -> tuple[int, ...]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 
 from mha_gui import theme
-from mha_gui.engine.contributions import ContributionNorms, contribution_norms
-from mha_gui.engine.numbers import fixed_format, nice_peak, num, sub
+from mha_gui.engine.layer.numbers import fixed_format, nice_peak, num, sub
+from mha_gui.engine.teaching.contributions import ContributionNorms, contribution_norms
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.primitives import hatched_outline, make_pen, page, paint_text
 from mha_gui.export.text import (

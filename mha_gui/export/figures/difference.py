@@ -1,7 +1,7 @@
 """The "now − snapshot" figure of a stage (the difference view, `--view diff`).
 
 The difference figure is the stage figure (scene.py → layout.py → painting.py) of a
-`DifferenceData` (engine/difference.py), adapted in three ways: every row is signed
+`DifferenceData` (engine/teaching/difference.py), adapted in three ways: every row is signed
 (diverging colours on ±the largest change, also for the weights), every panel title says
 its largest change, and the title block says what was subtracted from what.
 """
@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from mha_gui.engine.difference import DifferenceData
-from mha_gui.engine.numbers import nice_peak, num, peak, pretty
-from mha_gui.engine.session import Session, ViewState
-from mha_gui.engine.stage_panels import LAYER_TITLES, as_stage
+from mha_gui.engine.layer.numbers import nice_peak, num, peak, pretty
+from mha_gui.engine.layer.session import Session, ViewState
+from mha_gui.engine.panels.stage_panels import LAYER_TITLES, as_stage
+from mha_gui.engine.teaching.difference import DifferenceData
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figure import StageFigure
 from mha_gui.export.layout import layout_scene

@@ -1,7 +1,7 @@
 """The identity windows' figures (Tools ▸ Identities, `--view identity-NAME`): both
 sides of an identity checked on the session's numbers, and its verdict.
 
-`identity_on(name, session)` computes identity NAME (engine/identities.py) as its window
+`identity_on(name, session)` computes identity NAME (engine/teaching/identities.py) as its window
 opens: W^Q packed, the heads reversed, the shift of head 0's scores on row 0 with c = 5;
 `identity_figure` lays it out as a stage figure (rows of panels, one colour scale per
 scale group). Each row of panels is labelled by what its axes are: tokens for rows of n,
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha_gui.engine import identities as ids
-from mha_gui.engine.identities import Identity
-from mha_gui.engine.numbers import nice_peak, peak, pretty
+from mha_gui.engine.layer.numbers import nice_peak, peak, pretty
+from mha_gui.engine.teaching import identities as ids
+from mha_gui.engine.teaching.identities import Identity
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figure import StageFigure
 from mha_gui.export.figures.difference import change_text

@@ -4,7 +4,7 @@ One row per choice of the number of key/value heads h_kv — MHA (h_kv = h), a f
 divisors of h (always the layer's own) and MQA (h_kv = 1) — each with a diagram of which
 query heads read which K/V head (coloured groups), the K/V cache at this n and the
 parameter count as bars with their numbers; the layer's own variant is highlighted.
-Numbers come from engine/stats.py (`kv_variants`), whose K/V cache is h_kv·(d_k + d_v)
+Numbers come from engine/panels/stats.py (`kv_variants`), whose K/V cache is h_kv·(d_k + d_v)
 numbers per token, as `mha-gui info` prints it. A Drawing (export/drawing.py): the dock
 (views/docks/kv_cache/kv_cache_view.py) paints it, laid out for its width.
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 
 from mha_gui import theme
-from mha_gui.engine.config import Config
-from mha_gui.engine.numbers import sub
-from mha_gui.engine.stats import KvVariant, kv_variants
+from mha_gui.engine.layer.config import Config
+from mha_gui.engine.layer.numbers import sub
+from mha_gui.engine.panels.stats import KvVariant, kv_variants
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.primitives import make_pen, page, paint_text
 from mha_gui.export.text import (

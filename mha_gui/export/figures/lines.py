@@ -4,7 +4,7 @@ Queries in the left column, keys in the right; a line joins query j to key k for
 head, its opacity and width growing with the weight A_i[j, k], in the head's colour.
 A hovered token shows only its lines; a head's chip shows it on or hidden; the followed
 query is marked. Blocked pairs draw no line; above 32 tokens weak lines are left out and
-the figure says how many (engine/token_lines.py). A Drawing (export/drawing.py): the
+the figure says how many (engine/teaching/token_lines.py). A Drawing (export/drawing.py): the
 dock (views/docks/lines/line_view.py) paints it and `mha-gui export --view lines
 [--head I]` writes it.
 """
@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 
 from mha_gui import theme
-from mha_gui.engine.neuron import check_index
-from mha_gui.engine.numbers import num
-from mha_gui.engine.stage_panels import WEIGHTS_RANGES, check_weights_range
-from mha_gui.engine.token_lines import LineModel, token_lines
+from mha_gui.engine.layer.numbers import num
+from mha_gui.engine.panels.stage_panels import WEIGHTS_RANGES, check_weights_range
+from mha_gui.engine.teaching.neuron import check_index
+from mha_gui.engine.teaching.token_lines import LineModel, token_lines
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.painter import saved
 from mha_gui.export.primitives import make_pen, page, paint_text

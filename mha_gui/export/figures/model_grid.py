@@ -4,7 +4,7 @@ One row per layer, one column per head; each map is that head's n × n weights (
 queries, columns: keys) on the 0–1 weights colour scale, with one colour bar. Token
 labels sit on the outer axes when the maps are large enough to read them. The opened
 layer and the inspected head are outlined. Above each map, a chip names the head's
-strongest role from 0.4 up ("prev 0.92", "induction 0.71"; engine/model_roles.py), one
+strongest role from 0.4 up ("prev 0.92", "induction 0.71"; engine/teaching/model_roles.py), one
 colour per role (a narrow map gets "ind 0.71", then "ind"); with `show=ROLE` the heads that play that role keep their chip (with
 that role's score) and the others are veiled, so a class sees at once which heads do
 what. The note says where each role was measured. A Drawing (export/drawing.py): the
@@ -18,8 +18,8 @@ import math
 import numpy as np
 
 from mha_gui import theme
-from mha_gui.engine.model_roles import grid_roles
 from mha_gui.engine.models import attention_maps
+from mha_gui.engine.teaching.model_roles import grid_roles
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.painter import saved
 from mha_gui.export.primitives import outline, page, paint_text
@@ -52,7 +52,7 @@ VECTOR_CELLS = 200_000  # SVG/PDF draw every weight as a rectangle up to this ma
 class ModelGridDrawing:
     """The grid of `maps` (an engine ModelAttention). `layer`/`head`: what the window has
     open (outlined; None for none); `hint`: say that a click opens a layer. `roles`: the
-    heads' GridRoles (engine/model_roles.py), or None with `roles_note` saying why (still
+    heads' GridRoles (engine/teaching/model_roles.py), or None with `roles_note` saying why (still
     measuring, failed); `show`: a role whose heads are highlighted, the others veiled."""
 
     def __init__(

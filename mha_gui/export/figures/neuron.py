@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mha_gui import theme
-from mha_gui.engine.numbers import minus, nice_peak, num, sub
+from mha_gui.engine.layer.numbers import minus, nice_peak, num, sub
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.neuron_layout import (
     CELL_H,
@@ -52,7 +52,7 @@ class NeuronDrawing(NeuronLayout):
     def _paint_header(self, painter, pal, theme_name) -> None:
         from PySide6.QtCore import QRectF
 
-        nu, tok = self.n, self.tokens
+        nu, tok = self.neuron, self.tokens
         painter.fillRect(
             QRectF(MARGIN, self.title_y + 8, 16, 16), qcolor(theme.head_color(nu.head))
         )
@@ -109,7 +109,7 @@ class NeuronDrawing(NeuronLayout):
     def _paint_vectors(self, painter, pal, colormap) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        nu, tok = self.n, self.tokens
+        nu, tok = self.neuron, self.tokens
         lut = theme.colormap_for("values", colormap)
         right = Qt.AlignRight | Qt.AlignVCenter
         paint_text(
@@ -156,7 +156,7 @@ class NeuronDrawing(NeuronLayout):
         ended, so the bars climb (agreeing dimensions) and fall (disagreeing ones) to Σ."""
         from PySide6.QtCore import QLineF, QRectF, Qt
 
-        nu = self.n
+        nu = self.neuron
         lut = theme.colormap_for("values", colormap)
         cum = np.cumsum(nu.products)
         starts = np.concatenate([[0.0], cum[:-1]])
@@ -216,7 +216,7 @@ class NeuronDrawing(NeuronLayout):
         )  # fmt: skip
 
     def _paint_equation(self, painter, pal) -> None:
-        nu, c = self.n, self.config
+        nu, c = self.neuron, self.config
         y = self.equation_y
         if 1 < nu.d_k <= EXPLICIT_SUM_MAX:
             terms = num(nu.products[0])
@@ -246,7 +246,7 @@ class NeuronDrawing(NeuronLayout):
     def _paint_keys(self, painter, pal, colormap, theme_name) -> None:
         from PySide6.QtCore import QLineF, QRectF, Qt
 
-        nu, tok, n = self.n, self.tokens, self.config.n
+        nu, tok, n = self.neuron, self.tokens, self.config.n
         j = nu.query
         paint_text(
             painter, MARGIN, self.keys_title_y, self.width, TEXT_PX * 1.6,

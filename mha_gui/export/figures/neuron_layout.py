@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from mha_gui.engine.neuron import Neuron, neuron
-from mha_gui.engine.numbers import minus, nice_peak, num, number_format
-from mha_gui.engine.stage_panels import check_weights_range, symbol
+from mha_gui.engine.layer.numbers import minus, nice_peak, num, number_format
+from mha_gui.engine.panels.stage_panels import check_weights_range, symbol
+from mha_gui.engine.teaching.neuron import Neuron, neuron
 from mha_gui.export.text import ensure_app, text_width
 
 MARGIN = 28.0
@@ -49,10 +49,10 @@ class NeuronLayout:
         ensure_app()  # the layout measures text
         self.interactive = interactive
         self.weights_range = check_weights_range(weights_range)
-        self.n: Neuron = neuron(data, head, query, key)  # ValueError for a bad index
+        self.neuron: Neuron = neuron(data, head, query, key)  # ValueError for a bad index
         self.config = data.config
         self.tokens = list(data.tokens)
-        nu, c = self.n, self.config
+        nu, c = self.neuron, self.config
         tok = self.tokens
         self.sym_s = symbol("S", nu.head, c).pretty
         self.sym_a = symbol("A", nu.head, c).pretty
@@ -69,7 +69,7 @@ class NeuronLayout:
 
     # ------------------------------------------------------------------ layout -----
     def _layout(self) -> None:
-        nu = self.n
+        nu = self.neuron
         d = nu.d_k
         self.width = WIDTH
         self.x0 = MARGIN + GUTTER
@@ -126,7 +126,7 @@ class NeuronLayout:
         self.height = y + MARGIN - 10
 
     def _notes(self) -> list[str]:
-        nu, c, tok = self.n, self.config, self.tokens
+        nu, c, tok = self.neuron, self.config, self.tokens
         notes = []
         if nu.chosen:
             again = " — click it again for the strongest key" if self.interactive else ""
@@ -154,7 +154,7 @@ class NeuronLayout:
     # -------------------------------------------------------------- hit-testing ----
     def hit(self, x: float, y: float):
         """("key", k) over a key's row of bars, ("dim", d) over a column of the vectors."""
-        nu = self.n
+        nu = self.neuron
         in_rows = self.keys_y <= y < self.keys_y + self.config.n * self.row_h
         if in_rows and MARGIN <= x <= self.width - MARGIN:
             return ("key", int((y - self.keys_y) // self.row_h))
@@ -164,7 +164,7 @@ class NeuronLayout:
         return None
 
     def tooltip(self, item) -> str:
-        nu, tok = self.n, self.tokens
+        nu, tok = self.neuron, self.tokens
         kind, index = item
         if kind == "key":
             score = "−∞ (blocked by the mask)" if nu.blocked_keys[index] else num(nu.scores[index])

@@ -14,8 +14,8 @@ import weakref
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QWidget
 
-from mha_gui.engine.stage_panels import KINDS, symbol
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stage_panels import KINDS, symbol
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.accessibility.heatmap_cursor import CellCursor, KeyboardMode
 from mha_gui.views.accessibility.heatmap_table import register_canvas
 

@@ -7,8 +7,8 @@ import html
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout
 
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.engine.panels.notation import rich_text
+from mha_gui.engine.panels.stages import STAGES, formula_for, shapes_line
 
 
 class FormulasDialog(QDialog):

@@ -6,7 +6,7 @@ figure… writes it as PNG/SVG/PDF), the largest difference (0, or ~1e-16 from f
 rounding) and what the identity needs
 (GQA groups, biases, RoPE, switched-off heads). They follow every edit. Only "Permute
 heads" changes the document, as one undo step; the others work on copies. The arithmetic
-is mha_gui/engine/identities.py.
+is mha_gui/engine/teaching/identities.py.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_gui.engine import identities as ids
+from mha_gui.engine.teaching import identities as ids
 from mha_gui.export.figures.difference import change_text
 from mha_gui.export.figures.identities import identity_figure, identity_on
 from mha_gui.export.figures.message import MessageDrawing

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import html
 
-from mha_gui.engine.classroom import UNK
-from mha_gui.engine.model_roles import is_builtin
+from mha_gui.engine.teaching.classroom import UNK
+from mha_gui.engine.teaching.model_roles import is_builtin
 from mha_gui.theme import ERROR_RED
 
 ERROR_STYLE = f"color: {ERROR_RED};"

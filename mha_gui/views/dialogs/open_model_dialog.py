@@ -4,7 +4,7 @@ The list starts with the built-in classroom model (its card's title and first li
 is chosen when the dialog opens, so Open works on a fresh install with nothing on disk),
 then the models of the local Hugging Face cache (unsupported ones greyed, with the
 reason); "Choose a folder…" takes any other folder. For the built-in model a combo offers
-ready sentences per role (engine/classroom.py), each one made for one of its heads.
+ready sentences per role (engine/teaching/classroom.py), each one made for one of its heads.
 The dialog shows the model's summary, a layer spin box and a live preview of the
 sentence's tokens (a text longer than the model's positions is said at once); a folder
 without tokenizer.json takes token ids. Open runs `open_layer` on a worker thread with a
@@ -40,13 +40,13 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_gui.engine.classroom import ready_sentences
-from mha_gui.engine.model_roles import is_builtin
 from mha_gui.engine.models import SUPPORTED, cache_folders, describe_model, discover_models
 from mha_gui.engine.models import tokenize as model_tokenize
 from mha_gui.engine.models.builtin import builtin_model_path
 from mha_gui.engine.models.card import read_card
 from mha_gui.engine.models.origin import ModelOrigin
+from mha_gui.engine.teaching.classroom import ready_sentences
+from mha_gui.engine.teaching.model_roles import is_builtin
 from mha_gui.views.dialogs.download_box import DownloadBox
 from mha_gui.views.dialogs.model_preview import ERROR_STYLE, error_html, parse_ids, tokens_html
 from mha_gui.views.docks.model.model_job import ModelJob

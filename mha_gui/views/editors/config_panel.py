@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.config import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
-from mha_gui.engine.values import format_value, parse_value
+from mha_gui.engine.layer.config import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
+from mha_gui.engine.layer.values import format_value, parse_value
 from mha_gui.theme import ERROR_RED
 
 FIELDS = (

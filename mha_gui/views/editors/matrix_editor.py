@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui import theme
 from mha_gui.document.cells import KV
-from mha_gui.engine.notation import rich_text
+from mha_gui.engine.panels.notation import rich_text
 from mha_gui.views.editors.matrix_model import MatrixModel
 from mha_gui.views.editors.matrix_table import MatrixTable
 from mha_gui.views.settings.display_options import bind_display

@@ -21,7 +21,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 
 from mha_gui import theme
 from mha_gui.document.cells import HEADED, KV, cell_index, is_bias
-from mha_gui.engine.values import format_value, parse_value
+from mha_gui.engine.layer.values import format_value, parse_value
 from mha_gui.views.widgets.rich_text import tooltip_html
 
 # Alpha of the value tint: light enough that black or white text stays readable on it.

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.parameters import VALUE_LIMIT
-from mha_gui.engine.values import format_value, parse_block, to_tsv
+from mha_gui.engine.layer.parameters import VALUE_LIMIT
+from mha_gui.engine.layer.values import format_value, parse_block, to_tsv
 from mha_gui.views.editors.matrix_model import MatrixModel
 
 _drag_ids = itertools.count(1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mha_gui import theme
-from mha_gui.engine.stage_panels import check_weights_range
+from mha_gui.engine.panels.stage_panels import check_weights_range
 
 # What a view follows by default: each name calls the view's `set_<name>`.
 DISPLAY_SETTINGS = ("theme", "colormap", "zoom", "show_values")

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, QSettings, Signal
 
 from mha_gui import theme
-from mha_gui.engine.stage_panels import check_weights_range
+from mha_gui.engine.panels.stage_panels import check_weights_range
 
 THEMES = ("light", "dark", "system", "high-contrast-light", "high-contrast-dark")
 STAGE_LAYOUTS = ("auto", "grid", "one-big")

@@ -1,7 +1,7 @@
 """Heatmaps of the current stage for all heads at once (the window's central area).
 
 What a stage shows — its panels, titles, colour levels and number format — comes from
-mha_gui.engine.stage_panels, the description the exported figures read too, so a panel
+mha_gui.engine.panels.stage_panels, the description the exported figures read too, so a panel
 looks on paper as it does here. This module arranges those panels in a grid (one cell
 per head) and redraws only what an edit changed: a `traceChanged` calls `setImage` on
 the panels of the heads that changed, plus Y and H, which every edit touches. A single
@@ -25,8 +25,8 @@ from PySide6.QtCore import QPoint, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
 from mha_gui.document import EVERYTHING, Later
-from mha_gui.engine.stage_panels import KINDS, PLANS
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stage_panels import KINDS, PLANS
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.settings.display_settings import STAGE_LAYOUTS
 from mha_gui.views.stage.cell_actions import CellActions

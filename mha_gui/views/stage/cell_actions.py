@@ -13,10 +13,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from mha_gui.engine.explain import blocked_reason, explain_cell
-from mha_gui.engine.quoted_cells import quotes_hidden
-from mha_gui.engine.stage_panels import KINDS, symbol
-from mha_gui.engine.stages import stage_by_name
+from mha_gui.engine.panels.stage_panels import KINDS, symbol
+from mha_gui.engine.panels.stages import stage_by_name
+from mha_gui.engine.teaching.explain import blocked_reason, explain_cell
+from mha_gui.engine.teaching.quoted_cells import quotes_hidden
 from mha_gui.views.stage.stage_scene import stage_groups
 
 

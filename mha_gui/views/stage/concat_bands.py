@@ -8,7 +8,7 @@ from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QGraphicsRectItem
 
 from mha_gui import theme
-from mha_gui.engine.stage_panels import symbol
+from mha_gui.engine.panels.stage_panels import symbol
 
 
 class ConcatBands:

@@ -21,8 +21,8 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPe
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QSizePolicy, QToolTip
 
 from mha_gui import theme
-from mha_gui.engine.numbers import NumberFormat, number_format
-from mha_gui.engine.session import same_array
+from mha_gui.engine.layer.numbers import NumberFormat, number_format
+from mha_gui.engine.layer.session import same_array
 from mha_gui.views.stage.panel_images import MAX_IMAGE_SIDE as MAX_IMAGE_SIDE
 from mha_gui.views.stage.panel_images import block_mean as block_mean
 from mha_gui.views.stage.panel_images import prepare_image, reduction

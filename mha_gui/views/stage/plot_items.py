@@ -8,7 +8,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from mha_gui.engine.numbers import NumberFormat
+from mha_gui.engine.layer.numbers import NumberFormat
 
 TICK_FONT_PT = 10
 

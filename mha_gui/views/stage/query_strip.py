@@ -18,8 +18,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
 from mha_gui.document import Later
-from mha_gui.engine.explain import explain_cell
-from mha_gui.engine.stage_panels import weights_colours
+from mha_gui.engine.panels.stage_panels import weights_colours
+from mha_gui.engine.teaching.explain import explain_cell
 from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel

@@ -32,7 +32,7 @@ from functools import lru_cache
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from mha_gui.engine.models.tokens import SPACE_MARK
-from mha_gui.engine.stage_panels import KINDS
+from mha_gui.engine.panels.stage_panels import KINDS
 
 SMALL = 16  # a matrix with at most this many cells a side: cells ≥ MIN_SMALL px
 READABLE = 40  # at most this many: cells ≥ MIN_READABLE px, every row and column named

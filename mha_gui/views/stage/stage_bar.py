@@ -44,8 +44,8 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui import theme
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.engine.panels.notation import rich_text
+from mha_gui.engine.panels.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.settings.display_options import bind_display
 from mha_gui.views.widgets.drawing_widget import guarded_paint
 from mha_gui.views.widgets.flow_layout import FlowLayout

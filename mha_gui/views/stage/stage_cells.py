@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pyqtgraph as pg
 from PySide6.QtWidgets import QSizePolicy
 
-from mha_gui.engine.stage_panels import KINDS, bar_label, stage_format, stage_levels, symbol
+from mha_gui.engine.panels.stage_panels import KINDS, bar_label, stage_format, stage_levels, symbol
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel

@@ -12,15 +12,15 @@ it (or its scene was closed meanwhile).
 from __future__ import annotations
 
 from mha_gui.document import EVERYTHING
-from mha_gui.engine.numbers import peak
-from mha_gui.engine.stage_panels import (
+from mha_gui.engine.layer.numbers import peak
+from mha_gui.engine.panels.stage_panels import (
     KINDS,
     PLANS,
     stage_format,
     stage_levels,
     weights_colours,
 )
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.stage.heatmap_panel import prepare_image
 from mha_gui.views.stage.stage_scene import StageScene
 

@@ -33,7 +33,7 @@ from PySide6.QtGui import QFont, QTextDocument
 from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
 
 from mha_gui.document import EVERYTHING
-from mha_gui.engine.stage_panels import KINDS, panel_changed, panel_keys
+from mha_gui.engine.panels.stage_panels import KINDS, panel_changed, panel_keys
 from mha_gui.views.accessibility.heatmap_access import attach_stage
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
@@ -264,5 +264,5 @@ class TitleFitter:
 
 def depends(kind: str, head: int, heads, contributions) -> bool:
     """Does panel (kind, head) change when the Z of `heads` changed and the output
-    contributions of `contributions`? The kind's dependence rule (engine/panel_kinds.py)."""
+    contributions of `contributions`? The kind's dependence rule (engine/panels/panel_kinds.py)."""
     return panel_changed(kind, head, heads, contributions)

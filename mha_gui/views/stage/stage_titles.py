@@ -11,8 +11,8 @@ relaying the grid.
 from __future__ import annotations
 
 from mha_gui import theme
-from mha_gui.engine.stage_panels import LAYER_TITLES, symbol
-from mha_gui.engine.stages import stage_by_name
+from mha_gui.engine.panels.stage_panels import LAYER_TITLES, symbol
+from mha_gui.engine.panels.stages import stage_by_name
 from mha_gui.views.stage.stage_scene import TitleFitter, group_is_layer, stage_groups
 
 

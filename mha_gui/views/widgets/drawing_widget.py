@@ -39,7 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui import theme
-from mha_gui.engine.session import atomic_write
+from mha_gui.engine.layer.session import atomic_write
 from mha_gui.export.drawing import FIGURE_SUFFIXES, WRITERS, render_drawing
 from mha_gui.export.painter import painter_on, saved
 from mha_gui.export.text import make_font, qcolor

@@ -37,7 +37,7 @@ from pathlib import Path
 from PySide6.QtCore import QDateTime, QObject, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox
 
-from mha_gui.engine.session import load_session, write_session_gently
+from mha_gui.engine.layer.session import load_session, write_session_gently
 from mha_gui.views.settings.display_settings import qsettings
 
 AUTOSAVE_MS = 3000  # after the last edit

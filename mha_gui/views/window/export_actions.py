@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
-from mha_gui.engine.stages import STAGES
-from mha_gui.engine.values import to_tsv
+from mha_gui.engine.layer.values import to_tsv
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export.figure import DEFAULT_PNG_WIDTH, render_image
 from mha_gui.export.files import WIDTH_RANGE, export_to
 from mha_gui.export.latex import matrix_bmatrix

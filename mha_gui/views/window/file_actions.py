@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
-from mha_gui.engine.presets import PRESETS
+from mha_gui.engine.layer.presets import PRESETS
 from mha_gui.views.settings.display_settings import qsettings
 
 SESSION_FILTER = "mha-gui sessions (*.json);;All files (*)"

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.notation import unicode_text
+from mha_gui.engine.panels.notation import unicode_text
 from mha_gui.views.dialogs.formulas_dialog import FormulasDialog
 from mha_gui.views.editors.config_panel import ConfigPanel
 from mha_gui.views.editors.matrix_editor import MatrixEditor

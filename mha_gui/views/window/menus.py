@@ -11,8 +11,8 @@ from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QMenu
 
 from mha_gui import theme
+from mha_gui.engine.layer.presets import PRESETS
 from mha_gui.engine.models.families import family_titles
-from mha_gui.engine.presets import PRESETS
 from mha_gui.views.accessibility.panes import install_accessibility
 from mha_gui.views.dialogs.open_model_dialog import open_model
 from mha_gui.views.window import registry

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mha_gui.engine import classroom
-from mha_gui.engine.head_roles import ROLES, head_roles, sentence_scores
 from mha_gui.engine.models import attention_maps, describe_model, open_layer
 from mha_gui.engine.models.builtin import BUILTIN_NAME, builtin_model_path, resolve_model
+from mha_gui.engine.teaching import classroom
+from mha_gui.engine.teaching.head_roles import ROLES, head_roles, sentence_scores
 
 FOLDER = builtin_model_path()
 CARD = FOLDER / "README.md"

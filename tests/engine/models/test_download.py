@@ -89,39 +89,36 @@ def test_unknown_repo_is_one_sentence(hub):
     assert "\n" not in str(err.value)
 
 
-def test_unsupported_family_is_refused_before_the_weights(hub, tmp_path):
-    folder = tmp_path / "t5"
+def _hosted(hub, folder, config_json: str, weights: str, size: int = 1) -> str:
+    """A repo of the stand-in hub holding config.json, tokenizer.json and `weights`."""
     folder.mkdir()
-    (folder / "config.json").write_text('{"model_type": "t5"}')
+    (folder / "config.json").write_text(config_json)
     (folder / "tokenizer.json").write_text("{}")
-    (folder / "model.safetensors").write_bytes(b"x" * 64)
-    hub.add_folder("org/t5", folder)
+    (folder / weights).write_bytes(b"x" * size)
+    repo = f"org/{folder.name}"
+    hub.add_folder(repo, folder)
+    return repo
+
+
+def test_unsupported_family_is_refused_before_the_weights(hub, tmp_path):
+    repo = _hosted(hub, tmp_path / "t5", '{"model_type": "t5"}', "model.safetensors", 64)
     with pytest.raises(DownloadError, match="is t5 model; mha-gui reads"):
-        plan_download("org/t5")
+        plan_download(repo)
     assert not any("model.safetensors" in r for r in hub.requests)
 
 
 @pytest.mark.parametrize("model_type", ["{}", "[1]", "null", "42"])
 def test_a_config_whose_model_type_is_not_text_is_refused(hub, tmp_path, model_type):
-    folder = tmp_path / "odd"
-    folder.mkdir()
-    (folder / "config.json").write_text('{"model_type": ' + model_type + "}")
-    (folder / "tokenizer.json").write_text("{}")
-    (folder / "model.safetensors").write_bytes(b"x")
-    hub.add_folder("org/odd", folder)
+    config = '{"model_type": ' + model_type + "}"
+    repo = _hosted(hub, tmp_path / "odd", config, "model.safetensors")
     with pytest.raises(DownloadError, match="unknown kind of model"):
-        plan_download("org/odd")
+        plan_download(repo)
 
 
 def test_pickle_only_repo_is_refused(hub, tmp_path):
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    (folder / "config.json").write_text('{"model_type": "gpt2"}')
-    (folder / "tokenizer.json").write_text("{}")
-    (folder / "pytorch_model.bin").write_bytes(b"x")
-    hub.add_folder("org/bin", folder)
+    repo = _hosted(hub, tmp_path / "bin", '{"model_type": "gpt2"}', "pytorch_model.bin")
     with pytest.raises(DownloadError, match="no .safetensors weights"):
-        plan_download("org/bin")
+        plan_download(repo)
 
 
 def test_offline_is_one_sentence(tmp_path, monkeypatch):

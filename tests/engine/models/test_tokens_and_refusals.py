@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mha_gui.engine.layer.session import validate_tokens
 from mha_gui.engine.models import (
     attention_maps,
     cache_folders,
@@ -15,7 +16,6 @@ from mha_gui.engine.models import (
     tokenize,
 )
 from mha_gui.engine.models.tokens import readable
-from mha_gui.engine.session import validate_tokens
 from tests.engine.models.builders import SENTENCE, build_model
 
 
@@ -99,7 +99,7 @@ def gpt2(tmp_path_factory):
 REFUSALS = [
     ("missing folder", dict(path="nowhere"), "model folder '.*nowhere' does not exist"),
     ("a file", dict(path="config.json"), "is a file, not a model folder"),
-    ("layer too big", dict(layer=3), "layer 3 is out of range: .* has 3 layers, numbered 0 to 2"),
+    ("layer too big", dict(layer=3), "layer 3 is out of range: .* has layers 0..2"),
     ("layer negative", dict(layer=-4), "layer -4 is out of range"),
     ("layer not int", dict(layer="1"), "layer must be a whole number"),
     ("empty text", dict(text="   "), "the text is empty"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_gui.engine.difference import DifferenceData
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.teaching.difference import DifferenceData
 from mha_gui.export.drawing import WRITERS
 from mha_gui.export.figures.difference import change_text, difference_figure, difference_scene
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from mha_gui.engine import Config, Session, random_parameters
-from mha_gui.engine import identities as ids
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.session import default_tokens
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.layer.session import default_tokens
+from mha_gui.engine.teaching import identities as ids
 from mha_gui.export.drawing import WRITERS, render_drawing
 from mha_gui.export.figures.identities import NAMES, identity_figure, identity_on
 

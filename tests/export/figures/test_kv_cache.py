@@ -5,7 +5,7 @@ import pytest
 
 from mha_gui.cli import main
 from mha_gui.engine import load_preset
-from mha_gui.engine.stage_panels import SessionData
+from mha_gui.engine.panels.stage_panels import SessionData
 from mha_gui.export.figures.kv_cache import (
     KvCacheDrawing,
     VariantRow,

@@ -8,8 +8,8 @@ import pytest
 
 from mha_gui.cli import main
 from mha_gui.engine import load_preset
-from mha_gui.engine.stage_panels import SessionData
-from mha_gui.engine.token_lines import READABLE_TOKENS, THIN_BELOW, token_lines
+from mha_gui.engine.panels.stage_panels import SessionData
+from mha_gui.engine.teaching.token_lines import READABLE_TOKENS, THIN_BELOW, token_lines
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.lines import LinesDrawing
 from mha_gui.export.figures.registry import draw_figure

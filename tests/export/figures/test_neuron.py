@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from mha_gui.cli import main
 from mha_gui.engine import load_preset
-from mha_gui.engine.stage_panels import SessionData
+from mha_gui.engine.panels.stage_panels import SessionData
 from mha_gui.export.figures.neuron import NeuronDrawing
 
 
@@ -15,7 +15,7 @@ def test_cli_without_key_takes_the_strongest(tmp_path, capsys):
     assert code == 0, capsys.readouterr().err
     assert out.stat().st_size > 10_000
     d = NeuronDrawing(SessionData(load_preset("gqa")), 5, 0, None)
-    assert not d.n.chosen and d.n.group == 1
+    assert not d.neuron.chosen and d.neuron.group == 1
 
 
 def test_cli_key_out_of_range_writes_nothing(tmp_path, capsys):

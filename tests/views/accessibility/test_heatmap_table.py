@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtGui import QAccessible
 
-from mha_gui.engine.stages import stage_by_name
+from mha_gui.engine.panels.stages import stage_by_name
 from tests.views.accessibility.helpers import (
     DESCRIPTION,
     NAME,

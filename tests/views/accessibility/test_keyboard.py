@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QTableView, QToolTip
 
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES
 from tests.views.accessibility.helpers import (
     ALT,
     CTRL,

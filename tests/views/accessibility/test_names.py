@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDockWidget
 
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.accessibility.audit import (
     accessible_name,
     focusable_widgets,

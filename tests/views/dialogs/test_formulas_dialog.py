@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mha_gui.document import Document
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.stages import STAGES, formula_for
+from mha_gui.engine.panels.notation import rich_text
+from mha_gui.engine.panels.stages import STAGES, formula_for
 from mha_gui.views.dialogs.formulas_dialog import FormulasDialog
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")

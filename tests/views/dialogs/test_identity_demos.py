@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
 from mha_gui.views.dialogs.identity_demos import IdentityDialog
 from mha_gui.views.window import registry
 

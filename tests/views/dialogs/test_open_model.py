@@ -8,11 +8,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from mha_gui.engine.classroom import ready_sentences
+from mha_gui.engine.layer.session import load_session
 from mha_gui.engine.models import open_layer
 from mha_gui.engine.models.builtin import builtin_model_path
 from mha_gui.engine.models.origin import ModelOrigin
-from mha_gui.engine.session import load_session
+from mha_gui.engine.teaching.classroom import ready_sentences
 from mha_gui.views.dialogs.open_model_dialog import OpenModelDialog, parse_ids
 from tests.engine.models.builders import build_model
 from tests.views.models_fixtures import SENTENCE

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QCheckBox
 
 from mha_gui.document import Document
 from mha_gui.engine import load_preset
-from mha_gui.engine.session import load_session
+from mha_gui.engine.layer.session import load_session
 from mha_gui.export.figures.contributions import Cell, Header, contribution_drawing
 from mha_gui.views.docks.contributions.contribution_view import ContributionView
 from tests.views.docks.drawing_views import make_view
@@ -154,7 +154,7 @@ def test_session_save_and_load_keep_the_switches(view, qtbot, tmp_path):
 
 
 def test_the_figure_of_a_session_matches_the_window(view, qtbot):
-    from mha_gui.engine.stage_panels import SessionData
+    from mha_gui.engine.panels.stage_panels import SessionData
 
     doc = view.document
     click(qtbot, box(view, 1))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mha_gui.engine.session import save_session
+from mha_gui.engine.layer.session import save_session
 from mha_gui.export.figures.registry import figure_spec
 from mha_gui.views.docks.diff.diff_view import snapshot_store
 from mha_gui.views.window import registry
@@ -173,7 +173,7 @@ def test_light_and_dark(window, view, qtbot, tmp_path):
 
 def test_cli_export_and_refusal(tmp_path, capsys, qapp):
     from mha_gui.cli import main
-    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.layer.presets import load_preset
 
     now, other = load_preset("toy"), load_preset("toy")
     other.params.W_K[0, 1, 1] += 1.0

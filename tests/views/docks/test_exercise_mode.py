@@ -8,8 +8,8 @@ from PySide6.QtGui import QAction, QColor
 from PySide6.QtWidgets import QDockWidget, QLabel, QLineEdit, QPushButton
 
 from mha_gui import theme
-from mha_gui.engine.exercises import make_exercise
-from mha_gui.engine.numbers import num
+from mha_gui.engine.layer.numbers import num
+from mha_gui.engine.teaching.exercises import make_exercise
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 

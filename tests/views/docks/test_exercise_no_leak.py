@@ -59,8 +59,8 @@ def test_no_tooltip_quotes_a_hidden_cell_and_leaving_brings_the_formulas_back(wi
 
 
 def test_with_rope_a_score_does_not_quote_a_hidden_rotated_key():
-    from mha_gui.engine.config import Config
-    from mha_gui.engine.quoted_cells import quotes_hidden
+    from mha_gui.engine.layer.config import Config
+    from mha_gui.engine.teaching.quoted_cells import quotes_hidden
 
     config = Config(n=5, d_model=4, h=4, h_kv=2, d_k=2, d_v=2, rope=True)
     blanks = {("KR", 2): {(3, 1)}, ("KR", 3): {(3, 1)}}  # K̃_1 row 3, shown in heads 2, 3

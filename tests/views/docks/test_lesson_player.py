@@ -16,7 +16,7 @@ from mha_gui.engine.lessons.library import builtin_name
 from mha_gui.views.docks.lesson.lesson_panel import LessonPanel, lesson_panel
 from mha_gui.views.docks.lesson.overlay import panel_key
 from mha_gui.views.settings.display_settings import qsettings
-from tests.engine.test_lessons import builtin_params
+from tests.engine.lessons.test_lessons import builtin_params
 
 
 @pytest.fixture

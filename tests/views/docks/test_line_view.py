@@ -11,7 +11,7 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
-from mha_gui.engine.stage_panels import SessionData
+from mha_gui.engine.panels.stage_panels import SessionData
 from mha_gui.export.drawing import FigureOptions, render_drawing
 from mha_gui.export.figures.lines import CHIP_H
 from mha_gui.export.figures.registry import draw_figure

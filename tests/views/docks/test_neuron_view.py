@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 
 from mha_gui.cli import main
-from mha_gui.engine.stage_panels import SessionData
+from mha_gui.engine.panels.stage_panels import SessionData
 from mha_gui.export.drawing import FigureOptions, render_drawing
 from mha_gui.export.figures.registry import draw_figure
 from mha_gui.views.window import registry
@@ -36,7 +36,7 @@ def key_point(view, k) -> QPoint:
 def test_shows_the_inspected_pair_and_its_numbers(view):
     doc = view.document
     assert view.objectName() == "neuronView"
-    nu = view.drawing.n
+    nu = view.drawing.neuron
     trace = doc.trace()
     assert (nu.head, nu.query) == (doc.view.head, doc.view.query)
     assert nu.key == int(np.argmax(trace.weights[nu.head, nu.query])) and not nu.chosen
@@ -47,38 +47,38 @@ def test_follows_head_query_and_edits(view, qtbot):
     doc = view.document
     doc.set_head(1)
     settle(qtbot, view)
-    assert view.drawing.n.head == 1
+    assert view.drawing.neuron.head == 1
     doc.set_query(2)
     settle(qtbot, view)
-    assert view.drawing.n.query == 2
-    before = view.drawing.n.scaled
+    assert view.drawing.neuron.query == 2
+    before = view.drawing.neuron.scaled
     assert doc.set_value("X", (2, 0), 7.0)
     settle(qtbot, view)
-    nu, trace = view.drawing.n, doc.trace()
+    nu, trace = view.drawing.neuron, doc.trace()
     assert nu.scaled != before
     assert nu.score == pytest.approx(trace.scores[1, 2, nu.key], abs=1e-12)
     np.testing.assert_array_equal(nu.weights, trace.weights[1, 2])
 
 
 def test_click_a_key_then_click_it_again_for_the_strongest(view, qtbot):
-    default = view.drawing.n.key
+    default = view.drawing.neuron.key
     other = (default + 1) % view.document.config.n
     qtbot.mouseClick(view, Qt.LeftButton, pos=key_point(view, other))
     settle(qtbot, view)
-    assert view.drawing.n.key == other and view.drawing.n.chosen
+    assert view.drawing.neuron.key == other and view.drawing.neuron.chosen
     # another head keeps the chosen key (compare heads on one pair) …
     view.document.set_head(1)
     settle(qtbot, view)
-    assert view.drawing.n.key == other and view.drawing.n.head == 1
+    assert view.drawing.neuron.key == other and view.drawing.neuron.head == 1
     qtbot.mouseClick(view, Qt.LeftButton, pos=key_point(view, other))
     settle(qtbot, view)
-    assert not view.drawing.n.chosen
+    assert not view.drawing.neuron.chosen
     # … another query goes back to its strongest key
     qtbot.mouseClick(view, Qt.LeftButton, pos=key_point(view, other))
     settle(qtbot, view)
     view.document.set_query(3)
     settle(qtbot, view)
-    assert not view.drawing.n.chosen
+    assert not view.drawing.neuron.chosen
 
 
 def test_a_click_is_not_an_undo_step(view, qtbot):
@@ -91,7 +91,7 @@ def test_rope_uses_the_rotated_vectors(view, qtbot):
     doc = view.document
     doc.set_rope(True)
     settle(qtbot, view)
-    nu, trace = view.drawing.n, doc.trace()
+    nu, trace = view.drawing.neuron, doc.trace()
     assert nu.rotated and trace.q_rot is not None
     np.testing.assert_array_equal(nu.q, trace.q_rot[nu.head, nu.query])
     np.testing.assert_array_equal(nu.k, trace.k_rot[nu.group, nu.key])

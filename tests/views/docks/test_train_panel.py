@@ -9,7 +9,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QLabel
 
-from mha_gui.engine.training import PLATEAU_HINT
+from mha_gui.engine.teaching.training import PLATEAU_HINT
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
@@ -191,8 +191,8 @@ def test_divergence_stops_the_run_and_keeps_what_was_reached(window, panel, qtbo
 def test_the_hidden_panel_draws_its_target_only_when_shown(window, qtbot):
     """The train dock starts closed: opening a layer keeps the grid widgets (found by
     objectName) but leaves their n×n content until the dock is first shown."""
-    from mha_gui.engine.presets import random_session
-    from mha_gui.engine.training_targets import make_target
+    from mha_gui.engine.layer.presets import random_session
+    from mha_gui.engine.teaching.training_targets import make_target
 
     window.resize(1500, 950)
     window.show()

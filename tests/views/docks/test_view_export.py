@@ -8,7 +8,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QFileDialog
 
 from mha_gui.document import Document
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
 from mha_gui.views.window import registry
 

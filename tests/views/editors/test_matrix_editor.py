@@ -9,8 +9,8 @@ from PySide6.QtGui import QGuiApplication, QMouseEvent, QWheelEvent
 from PySide6.QtWidgets import QApplication, QTableView
 
 from mha_gui.document import Document
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.values import to_tsv
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.layer.values import to_tsv
 from mha_gui.views.editors.matrix_editor import MatrixEditor
 
 
@@ -383,7 +383,7 @@ def test_typed_text_is_parsed_once(qtbot, doc, monkeypatch):
     """setData parses the text; the document is handed the number, not the text again."""
     import mha_gui.document.document
     import mha_gui.views.editors.matrix_model as matrix_model
-    from mha_gui.engine.values import parse_value
+    from mha_gui.engine.layer.values import parse_value
 
     texts = []
 

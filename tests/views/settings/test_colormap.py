@@ -85,7 +85,7 @@ def test_greyscale_view_has_no_colour(qtbot):
 
 
 def test_figure_export_takes_a_colormap(qtbot):
-    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.layer.presets import load_preset
 
     session = load_preset("toy")
     default = render_image(session, "projections", width=400)
@@ -94,7 +94,7 @@ def test_figure_export_takes_a_colormap(qtbot):
 
 
 def test_export_to_checks_and_uses_the_colormap(qtbot, tmp_path):
-    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.layer.presets import load_preset
     from mha_gui.export.files import export_to
 
     session = load_preset("toy")

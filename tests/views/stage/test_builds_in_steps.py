@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from mha_gui.document import Document
-from mha_gui.engine.presets import random_session
-from mha_gui.engine.stage_panels import panel_keys
+from mha_gui.engine.layer.presets import random_session
+from mha_gui.engine.panels.stage_panels import panel_keys
 from mha_gui.views.stage import attention_view as view_module
 from mha_gui.views.stage.attention_view import AttentionView
 

@@ -8,7 +8,7 @@ import pytest
 
 from mha_gui.document import Document
 from mha_gui.document import recompute as recompute_module
-from mha_gui.engine.presets import random_session
+from mha_gui.engine.layer.presets import random_session
 from mha_gui.views.stage import attention_view as view_module
 from mha_gui.views.stage.attention_view import AttentionView
 
@@ -136,7 +136,7 @@ def test_an_edit_while_the_worker_reads_the_opened_numbers_leaves_them_alone(
     worker, and the result that arrives is recomputed with the edit."""
     import threading
 
-    from mha_gui.engine import incremental
+    from mha_gui.engine.attention import incremental
 
     doc = Document(random_session(seed=10, tokens=5, d_model=8, heads=2))
     settled(qtbot, doc)
@@ -193,7 +193,7 @@ def test_a_file_being_written_and_the_worker_never_share_arrays_the_other_writes
     later jobs must not write into the arrays the file is still being written from."""
     import threading
 
-    from mha_gui.engine import incremental
+    from mha_gui.engine.attention import incremental
 
     doc = Document(random_session(seed=13, tokens=5, d_model=8, heads=2))
     settled(qtbot, doc)
@@ -230,7 +230,7 @@ def test_an_edit_during_an_image_preparation_is_recomputed_on_the_worker_and_sig
     view reading the trace on the UI thread (a 2048-token layer: a second's freeze)."""
     import threading
 
-    from mha_gui.engine import incremental
+    from mha_gui.engine.attention import incremental
 
     doc = Document(random_session(seed=15, tokens=6, d_model=8, heads=2))
     view = show_widget(AttentionView(doc), 700, 420)

@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import SIGNAL
 
 from mha_gui.document import Document
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
 from mha_gui.views.stage.attention_view import AttentionView
 from mha_gui.views.stage.query_strip import QueryStrip
 from mha_gui.views.stage.stage_bar import StageBar

@@ -11,7 +11,7 @@ from PySide6.QtGui import QColor
 
 from mha_gui import theme
 from mha_gui.document import Document
-from mha_gui.engine.explain import num
+from mha_gui.engine.teaching.explain import num
 from mha_gui.views.stage.query_strip import QueryStrip
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")

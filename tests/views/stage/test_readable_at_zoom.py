@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtWidgets import QApplication
 
 from mha_gui.app import create_main_window
-from mha_gui.engine.presets import PRESETS
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.layer.presets import PRESETS
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.stage.square_grid import MIN_SMALL as MIN_CELL_PX
 from mha_gui.views.stage.square_grid import SMALL as READABLE_CELLS
 

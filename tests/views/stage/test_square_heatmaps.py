@@ -11,8 +11,8 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
 from mha_gui.app import create_main_window
-from mha_gui.engine.presets import random_session
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.layer.presets import random_session
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.stage.square_grid import READABLE, SMALL, axis_label
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")

@@ -10,8 +10,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit, QVBoxLayout, QWidget
 
 from mha_gui.document import Document
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.engine.panels.notation import rich_text
+from mha_gui.engine.panels.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.stage.stage_bar import StageBar
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
@@ -101,7 +101,7 @@ def test_formula_and_shapes_follow_stage_and_config(window):
         assert bar.shapes_label.text() == shapes_line(stage, doc.config)
         assert stage.title in bar.title_label.text()
     doc.set_stage(3)
-    # typeset: real subscripts, not "A_i" (the one stage description, engine/notation.py)
+    # typeset: real subscripts, not "A_i" (the one stage description, engine/panels/notation.py)
     assert bar.formula_label.text() == (
         "A<sub>i</sub> = softmax(Q<sub>i</sub> K<sub>i</sub>ᵀ / √d<sub>k</sub>)"
     )
@@ -153,7 +153,7 @@ def test_play_steps_to_the_end_and_stops(qtbot, window):
 
 
 def test_query_selector_holds_a_long_sentence_with_tooltips_and_a_bounded_width(window):
-    from mha_gui.engine.presets import random_session
+    from mha_gui.engine.layer.presets import random_session
 
     bar, _, _ = window
     doc = bar.document

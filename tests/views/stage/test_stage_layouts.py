@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from mha_gui.engine.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.settings.display_settings import DisplaySettings, qsettings
 from tests.views.stage.test_square_heatmaps import window
 

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from mha_gui.document import Document
-from mha_gui.engine.numbers import nice_peak
-from mha_gui.engine.presets import load_preset, random_session
+from mha_gui.engine.layer.numbers import nice_peak
+from mha_gui.engine.layer.presets import load_preset, random_session
 from mha_gui.views.editors.matrix_model import MatrixModel
 from mha_gui.views.stage.attention_view import AttentionView
 from mha_gui.views.stage.query_strip import QueryStrip

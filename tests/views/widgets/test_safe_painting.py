@@ -16,7 +16,7 @@ import pytest
 
 from mha_gui import theme
 from mha_gui.document import Document
-from mha_gui.engine.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset
 from mha_gui.export.painter import saved
 from mha_gui.export.primitives import page
 from mha_gui.views.widgets.drawing_widget import DrawingWidget

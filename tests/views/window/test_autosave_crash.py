@@ -14,8 +14,8 @@ import pytest
 from PySide6.QtWidgets import QMessageBox, QTableView
 
 from mha_gui.app import create_main_window
-from mha_gui.engine.presets import load_preset
-from mha_gui.engine.session import load_session, save_session
+from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.layer.session import load_session, save_session
 from mha_gui.views.window import autosave
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")

@@ -11,9 +11,9 @@ from PySide6.QtGui import QAction, QColor, QKeySequence, QTextDocumentFragment
 from PySide6.QtWidgets import QApplication, QCheckBox, QDockWidget, QMenu, QMessageBox, QTableView
 
 from mha_gui.app import create_main_window, run_app
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.session import load_session
-from mha_gui.engine.stages import STAGES, formula_for, shapes_line
+from mha_gui.engine.layer.session import load_session
+from mha_gui.engine.panels.notation import rich_text
+from mha_gui.engine.panels.stages import STAGES, formula_for, shapes_line
 
 Button = QMessageBox.StandardButton
 
@@ -180,7 +180,7 @@ def test_randomize_and_reset(window, dialogs):
 
 
 def create_window_x():
-    from mha_gui.engine.presets import load_preset
+    from mha_gui.engine.layer.presets import load_preset
 
     return load_preset("toy").params.X
 
@@ -236,8 +236,8 @@ def test_window_layout_is_remembered(qtbot, dialogs):
 
 
 def test_create_main_window_from_a_file(tmp_path, qtbot):
-    from mha_gui.engine.presets import load_preset
-    from mha_gui.engine.session import save_session
+    from mha_gui.engine.layer.presets import load_preset
+    from mha_gui.engine.layer.session import save_session
 
     path = save_session(load_preset("positional"), tmp_path / "p.json")
     w = create_main_window(session=path)
@@ -360,8 +360,8 @@ def test_recovered_work_keeps_its_file_and_running_copies_keep_theirs(
 ):
     import os
 
-    from mha_gui.engine.presets import load_preset
-    from mha_gui.engine.session import save_session
+    from mha_gui.engine.layer.presets import load_preset
+    from mha_gui.engine.layer.session import save_session
     from mha_gui.views.window import autosave
 
     lesson = save_session(load_preset("toy"), tmp_path / "lesson.json")
@@ -405,8 +405,8 @@ def test_recovered_work_keeps_its_file_and_running_copies_keep_theirs(
 def test_the_newest_orphan_is_offered_first(qtbot, dialogs, _temporary_settings):
     import os
 
-    from mha_gui.engine.presets import load_preset
-    from mha_gui.engine.session import save_session
+    from mha_gui.engine.layer.presets import load_preset
+    from mha_gui.engine.layer.session import save_session
     from mha_gui.views.window import autosave
     from mha_gui.views.window.main_window import autosave_folder
 

@@ -20,7 +20,7 @@ from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from mha_gui import theme
-from mha_gui.engine.numbers import sub
+from mha_gui.engine.layer.numbers import sub
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.figures.contributions import Cell, ContributionDrawing, contribution_drawing
 from mha_gui.views.widgets.drawing_widget import DrawingWidget

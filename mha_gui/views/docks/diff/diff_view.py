@@ -17,8 +17,8 @@ from datetime import datetime
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
-from mha_gui.engine.difference import shape_problem
-from mha_gui.engine.session import Session
+from mha_gui.engine.layer.session import Session
+from mha_gui.engine.teaching.difference import shape_problem
 from mha_gui.export.figures.difference import difference_figure
 from mha_gui.export.figures.message import MessageDrawing
 from mha_gui.views.docks.dock_width import widen_on_show

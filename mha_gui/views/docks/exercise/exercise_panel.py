@@ -2,7 +2,7 @@
 
 View ▸ Exercise (`action.exercise`, checkable) opens the dock `exercisePanel`. The
 teacher picks a stage (the current one by default), how many cells to hide, a seed and
-an optional tolerance, and presses Start: engine/exercises.py picks the cells (same seed,
+an optional tolerance, and presses Start: engine/teaching/exercises.py picks the cells (same seed,
 same cells), the attention view draws them as empty boxes (AttentionView.set_cell_filter)
 and the panel lists them, one line per blank — type a value and press Enter or Check
 (right: green, wrong: red, with the message), Hint (the formula with the numbers, result
@@ -36,10 +36,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.exercises import Exercise, make_exercise
-from mha_gui.engine.notation import rich_text
-from mha_gui.engine.stages import STAGES
-from mha_gui.engine.values import parse_value
+from mha_gui.engine.layer.values import parse_value
+from mha_gui.engine.panels.notation import rich_text
+from mha_gui.engine.panels.stages import STAGES
+from mha_gui.engine.teaching.exercises import Exercise, make_exercise
 from mha_gui.theme import ERROR_RED
 from mha_gui.views.widgets.retire import retire
 from mha_gui.views.window.registry import ActionSpec, ViewSpec, register_action, register_view

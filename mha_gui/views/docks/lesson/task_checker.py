@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mha_gui.engine.exercises import check_answer, shown_tolerance
+from mha_gui.engine.layer.numbers import num
 from mha_gui.engine.lessons import Step, evaluate
 from mha_gui.engine.lessons.check import query_position, situation
 from mha_gui.engine.lessons.conditions import cell_value
-from mha_gui.engine.numbers import num
-from mha_gui.engine.stage_panels import describe_stage
+from mha_gui.engine.panels.stage_panels import describe_stage
+from mha_gui.engine.teaching.exercises import check_answer, shown_tolerance
 
 # the stage whose panels show a kind of cell (a typed answer is graded at its precision)
 KIND_STAGE = {"X": 0, "Q": 1, "K": 1, "V": 1, "S": 2, "A": 3, "Z": 4, "H": 5, "Y": 6, "C": 6}

@@ -8,7 +8,7 @@ export/figures/lines.py: the same Drawing paints this dock and
 
 from __future__ import annotations
 
-from mha_gui.engine.stage_panels import check_weights_range
+from mha_gui.engine.panels.stage_panels import check_weights_range
 from mha_gui.export.figures.lines import LinesDrawing
 from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget

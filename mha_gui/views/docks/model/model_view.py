@@ -4,7 +4,7 @@ each head labelled by its role.
 When the session is a layer of a real model (File ▸ Open model…, `mha-gui --model`), the
 canvas computes the attention weights of every layer in one pass through the blocks, on a
 worker thread with its progress shown, and draws them as a grid (export/figures/model_grid.py).
-Then a second job measures each head's role (engine/model_roles.py: previous, first, self
+Then a second job measures each head's role (engine/teaching/model_roles.py: previous, first, self
 on the sentence; duplicate and induction on it or on a repeated-tokens probe; agreement
 and antecedent for the built-in model) and the grid labels each map with its strongest
 role — the maps come first, the labels a moment later, never the UI thread's work.
@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.model_roles import GRAMMAR_SENTENCES, grid_roles
 from mha_gui.engine.models.families import family_titles
+from mha_gui.engine.teaching.model_roles import GRAMMAR_SENTENCES, grid_roles
 from mha_gui.export.figures.message import MessageDrawing
 from mha_gui.export.figures.model_grid import ModelGridDrawing
 from mha_gui.views.docks.model.model_job import ModelJob

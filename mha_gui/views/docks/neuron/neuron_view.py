@@ -14,7 +14,7 @@ figure's builder) export/figures/neuron.py.
 
 from __future__ import annotations
 
-from mha_gui.engine.stage_panels import check_weights_range
+from mha_gui.engine.panels.stage_panels import check_weights_range
 from mha_gui.export.figures.neuron import NeuronDrawing
 from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget

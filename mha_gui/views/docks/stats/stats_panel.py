@@ -1,7 +1,7 @@
 """Live statistics of the layer being edited: the numbers of `mha-gui info`, as a panel.
 
 Parameters, FLOPs per stage (and how each grows with n), memory of the intermediates, the
-K/V cache per token and h·n² — computed by engine/stats.py `layer_stats` and printed with
+K/V cache per token and h·n² — computed by engine/panels/stats.py `layer_stats` and printed with
 the same number formats as the command line, so the panel and `mha-gui info` agree digit
 for digit. It follows every configuration change (n, d_model, heads, biases …).
 """
@@ -13,9 +13,9 @@ import html
 from PySide6.QtWidgets import QTextBrowser
 
 from mha_gui import theme
-from mha_gui.engine.config import Config
-from mha_gui.engine.stages import STAGES
-from mha_gui.engine.stats import flops_share, human, layer_stats
+from mha_gui.engine.layer.config import Config
+from mha_gui.engine.panels.stages import STAGES
+from mha_gui.engine.panels.stats import flops_share, human, layer_stats
 from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.window.registry import ViewSpec, register_view
 

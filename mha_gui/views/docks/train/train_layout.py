@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from mha_gui.engine.training import PLATEAU_HINT
+from mha_gui.engine.teaching.training import PLATEAU_HINT
 from mha_gui.views.docks.train.loss_plot import LossPlot
 from mha_gui.views.docks.train.target_grid import TargetGrid
 

@@ -37,9 +37,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.forward import blocked_positions
-from mha_gui.engine.numbers import num
-from mha_gui.engine.training import (
+from mha_gui.engine.attention.forward import blocked_positions
+from mha_gui.engine.layer.numbers import num
+from mha_gui.engine.layer.values import parse_value
+from mha_gui.engine.teaching.training import (
     PLATEAU_DONE,
     Trainer,
     TrainingDiverged,
@@ -48,7 +49,6 @@ from mha_gui.engine.training import (
     make_target,
     reinitialise_head,
 )
-from mha_gui.engine.values import parse_value
 from mha_gui.export.training_gif import Snapshot, write_training_gif
 from mha_gui.theme import ERROR_RED
 from mha_gui.views.docks.train.train_layout import STEP_COUNT, TrainLayout
