@@ -142,6 +142,21 @@ def test_hint_and_a_wrong_answer_turn_red_a_right_one_green(shown):
     assert panel.check() is False  # not a number: said, not raised
 
 
+def test_show_me_on_a_layer_without_the_steps_tokens_says_so(shown, dialogs):
+    """The student opens another layer mid-step (<s> one two …, no "cat"): Show me
+    says why it cannot show the answer instead of raising, and writes nothing."""
+    panel = panel_of(shown)
+    panel.start(load_lesson("walkthrough"), step=2)  # the answer S_0[cat, cat]
+    shown.findChild(QAction, "action.new.positional").trigger()
+    assert "cat" not in shown.document.tokens
+    panel.answer.setText("")
+    panel.show_me()
+    assert panel.answer.text() == ""
+    assert "no token 'cat'" in panel.result.text() and "opens it again" in panel.result.text()
+    assert panel.result.property("verdict") == "False"
+    assert 3 not in panel.revealed
+
+
 def test_student_edits_are_undoable_and_show_me_is_one_undo_step(shown):
     window = shown
     panel = panel_of(window)

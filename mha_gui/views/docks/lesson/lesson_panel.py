@@ -356,7 +356,16 @@ class LessonPanel(QWidget):
         if step is None or step.do is None:
             return
         if step.do.answer is not None:
-            self.answer.setText(self.tasks.answer(step))
+            try:
+                answer = self.tasks.answer(step)
+            except ValueError as exc:  # the layer open is no longer the step's
+                self._verdict(
+                    False,
+                    f"The answer cannot be shown: {exc}. The layer open is not this "
+                    "lesson's: Back, then Next, opens it again.",
+                )
+                return
+            self.answer.setText(answer)
             self.revealed.add(step.number)
             self._verdict(None, "The answer is shown above (it does not count as done).")
             self._update_next()
