@@ -176,21 +176,23 @@ def median_ratio(a: list[float], b: list[float]) -> float:
     return statistics.median(x / y for x, y in zip(a, b, strict=True))
 
 
-def scrub_step_times(n: int, d_model: int, h: int) -> tuple[float, float]:
-    """One W_Q cell of one head edited: incremental refresh vs a full forward()."""
+def scrub_step_times(n: int, d_model: int, h: int, name: str = "W_Q") -> tuple[float, float]:
+    """One cell edited — of head 3's W_Q, or of X (every head: its row's projections,
+    then the pass from the scores on) — incremental refresh vs a full forward()."""
     from mha_gui.engine.attention.incremental import IncrementalTrace
     from mha_gui.engine.layer.presets import random_session
 
     session = random_session(seed=0, tokens=n, d_model=d_model, heads=h)
     inc = IncrementalTrace(session)
     inc.refresh()
-    w = session.params.W_Q
+    w = session.params.W_Q if name == "W_Q" else session.params.X
+    cell, head = ((3, 0, 0), 3) if name == "W_Q" else ((5, 0), None)
     state = {"v": 0.0}
 
     def step():
         state["v"] = 0.1 - state["v"]
-        w[3, 0, 0] = state["v"]
-        inc.mark("W_Q", 3)
+        w[cell] = state["v"]
+        inc.mark(name, head)
         inc.refresh()
 
     return median_time(step), median_time(session.run)
@@ -298,13 +300,16 @@ def main(argv=None) -> int:
         return 0
     print_hot_loop()
     print(
-        "\nGUI scrub step (one W_Q cell of one head, float64): incremental refresh vs full forward"
+        "\nGUI scrub step (one cell of one head's W_Q, or of X; float64): incremental "
+        "refresh vs full forward"
     )
-    for n in (128, 512):
-        inc, full = scrub_step_times(n, 768, 12)
-        print(
-            f"  n={n:<4} d_model=768 h=12: {inc * 1e3:8.3f} ms vs {full * 1e3:8.3f} ms  ({full / inc:.1f}× less work)"
-        )
+    for name in ("W_Q", "X"):
+        for n in (128, 512):
+            inc, full = scrub_step_times(n, 768, 12, name)
+            print(
+                f"  {name:3s} n={n:<4} d_model=768 h=12: {inc * 1e3:8.3f} ms vs "
+                f"{full * 1e3:8.3f} ms  ({full / inc:.1f}× less work)"
+            )
     return 0
 
 

@@ -67,22 +67,26 @@ OUTPUT_SPLIT = 128
 SUM_RANGE = {np.dtype(np.float64): 1e200, np.dtype(np.float32): 1e15}
 
 
-def run_all(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None) -> bool:
+def run_all(
+    x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None, project: bool = True
+) -> bool:
     """Every step in order into the buffers of `t` (already validated operands).
 
     `keep_w_o`, if given, is an array W_O is copied into for the trace to keep (forward()
     keeps a private copy for `contributions`); otherwise the trace refers to `w_o`.
+    `project=False`: Q, K, V (and, with RoPE, their rotations) are in `t` already (the
+    incremental trace redid the rows an edit of X changed): the pass starts at the scores.
     Returns whether Q, K, V and Y are all finite.
     """
     t.invalidate_contributions()
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         if blas_threads.available and flops(t) > JOBS_ABOVE_FLOPS:
             with blas_threads.single():
-                finite = run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t, keep_w_o)
+                finite = run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t, keep_w_o, project)
         else:
             if keep_w_o is not None:
                 np.copyto(keep_w_o, w_o, casting="unsafe")
-            _run_batched(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t)
+            _run_batched(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t, project)
             finite = all(all_finite_many((t.q, t.k, t.v, t.output)))
     t.w_o = w_o if keep_w_o is None else keep_w_o
     return finite
@@ -97,9 +101,10 @@ def flops(t: Trace) -> int:
     return projections + h * n * n * (d_k + d_v)
 
 
-def _run_batched(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace) -> None:
-    project_all(x, w_q, w_k, w_v, b_q, b_k, b_v, (t.q, t.k, t.v))
-    if t.rope is not None:
+def _run_batched(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, project=True) -> None:
+    if project:
+        project_all(x, w_q, w_k, w_v, b_q, b_k, b_v, (t.q, t.k, t.v))
+    if project and t.rope is not None:
         rope_step(t.q, t.rope_tables, t.q_rot)
         rope_step(t.k, t.rope_tables, t.k_rot)
     scores_step(t.q_scores, t.k_scores, t.scale, t.mask, t.scores)
@@ -153,7 +158,9 @@ class _Pass:
             event.set()
 
 
-def run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None) -> bool:
+def run_jobs(
+    x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None, project: bool = True
+) -> bool:
     """`run_all` for real layers, as one list of jobs shared by every core.
 
     Call it with BLAS single-threaded (`blas_threads.single()`): each thread runs whole
@@ -183,11 +190,16 @@ def run_jobs(x, w_q, w_k, w_v, w_o, b_q, b_k, b_v, b_o, t: Trace, keep_w_o=None)
     attention = _split_tail(attention, workers)
     run_ = _Pass(h_kv, len(attention))
     packed = t.q.dtype == np.float64 or n > PACK_ROWS_PER_D_K * d_k
+    projected = project
     project = _project_packed if packed else _project_heads
     jobs = [
         lambda gs=gs: project(x, w_q, w_k, w_v, b_q, b_k, b_v, t, gs, group, run_)
         for gs in _group_blocks(t, packed)
     ]
+    if not projected:  # Q, K, V are in the trace already
+        jobs = []
+        for event in run_.projected:
+            event.set()
     blocked = t.mask if t.mask.any() else None
     ablate = set(t.ablate)
 

@@ -10,15 +10,14 @@ colour bar on the right gives the stage's scale.
 The view is made of parts, each an object given what it needs when it is made:
 `scenes` (stage_scene.SceneStack: the stages' canvases, kept and closed — the rule of
 their lifetime is written there), `headings` (stage_titles: titles and highlights),
-`builder` (stage_cells: a head group's grid cell, the colour bar), `images`
-(stage_images: large stages prepared off the UI thread, and what waits for the worker),
-`cells` (cell_actions: tooltips, mask toggling, panel matrices) and `options`
+`builder` (stage_cells: a head group's grid cell, the colour bar), `build`
+(stage_build: the build in steps, a large stage a few heads per turn), `blanks`
+(hidden_cells: an exercise's blanks), `images` (stage_images: large stages prepared off
+the UI thread, and what waits for the worker), `cells` (cell_actions: tooltips, mask toggling, panel matrices) and `options`
 (display_options.HeatmapOptions: theme, colour map, zoom, values, weights range).
 """
 
 from __future__ import annotations
-
-import time
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, Signal
@@ -31,8 +30,10 @@ from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.settings.display_settings import STAGE_LAYOUTS
 from mha_gui.views.stage.cell_actions import CellActions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
+from mha_gui.views.stage.hidden_cells import HiddenCells
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 from mha_gui.views.stage.square_grid import Group, StageGeometry, stage_geometry
+from mha_gui.views.stage.stage_build import StageBuild
 from mha_gui.views.stage.stage_cells import StageCells
 from mha_gui.views.stage.stage_images import REBUILD, SWITCH, StageImages
 from mha_gui.views.stage.stage_scene import (
@@ -56,8 +57,6 @@ PREPARE_CELLS = 1_000_000
 # Smaller stages are built at once (a toy stage in a few milliseconds).
 CHUNK_CELLS = 1_000_000
 BUILD_SLICE_S = 0.012
-# the last steps of a build in turns (see _build_steps)
-EVERY_HEAD_IN, PAINT_NEXT = "every head is in", "paint next"
 # The view's size is read in steps of this many pixels: a resize by a few pixels (a
 # dock's splitter dragged) keeps the layout rather than rebuilding every panel.
 SIZE_STEP = 24
@@ -78,9 +77,8 @@ class AttentionView(QWidget):
         self.rebuild_count = 0
         # the (query, key) pair under the last right-click on a scores/weights panel
         self.menu_pair: tuple[int, int] | None = None
-        # cells drawn as empty boxes (an exercise's blanks): (kind, head) -> {(row, col)}
-        self._cell_filter = None
         self.layout_mode = "auto"  # View settings' stage layout: auto, grid or one-big
+        self._geometries: dict[tuple, StageGeometry] = {}  # see _geometry
 
         self.options = HeatmapOptions(
             restyle=self.rebuild,
@@ -92,7 +90,8 @@ class AttentionView(QWidget):
         self.scenes = SceneStack(self, document.view.stage)
         self.headings = StageTitles(self)
         self.images = StageImages(self)
-        self.cells = CellActions(document, self.message.emit, lambda: self._cell_filter)
+        self.blanks = HiddenCells(self.scenes)  # an exercise's blanks drawn as empty boxes
+        self.cells = CellActions(document, self.message.emit, lambda: self.blanks.hidden)
         self.builder = StageCells(
             document,
             self.options,
@@ -101,11 +100,13 @@ class AttentionView(QWidget):
             on_ctrl_click=self._cell_ctrl_clicked,
             on_menu=self._menu,
             on_thumb=document.set_head,
-            hide_cells=self._apply_filter,
+            hide_cells=self.blanks.apply,
         )
-
         self._rebuild_later = Later(self, self.rebuild)
         self._build_later = Later(self, self._continue_build)
+        self.build = StageBuild(
+            self.builder, self._finish_build, self._build_later.schedule, self.images.sync_mark
+        )
         self._relayout_later = Later(self, self._relayout)
         # titles and axes know their sizes once laid out: the scroll area's room then
         self._fit_later = Later(self, lambda: fit_canvas(self.scene))
@@ -233,41 +234,33 @@ class AttentionView(QWidget):
         """Draw some cells as empty boxes: `hidden(kind, head)` gives the (row, col) cells
         of panel (kind, head) to hide (head None for the layer-wide X, H, Y); None shows
         every cell again. Applies to every built stage and to those built later."""
-        self._cell_filter = hidden
-        for scene in self.scenes.every():
-            for (kind, head), panel in scene.panels.items():
-                self._apply_filter(panel, kind, head)
+        self.blanks.set(hidden)
 
     @property
     def hides_cells(self) -> bool:
         """An exercise hides cells: exports and copies of the numbers would give them away."""
-        return self._cell_filter is not None
-
-    def _apply_filter(self, panel: HeatmapPanel, kind: str, head: int) -> None:
-        hidden = self._cell_filter
-        if hidden is None and not panel.hidden:
-            return  # nothing hidden, nothing to show again
-        panel.set_hidden(() if hidden is None else hidden(kind, None if head < 0 else head))
+        return self.blanks.hidden is not None
 
     # ----------------------------------------------------------------- building ---
     def _groups(self) -> list[Group]:
         return stage_groups(self.document.view.stage, self.document.config)
 
     def _geometry(self) -> StageGeometry:
-        """The current stage's layout for the view's size now (square_grid)."""
-        doc = self.document
+        """The current stage's layout for the view's size now (square_grid), remembered
+        for its inputs: every head or query switch asks whether the shown layout still
+        fits, and fitting an n = 2048 layout anew took ~0.2 s."""
+        doc, view = self.document, self.document.view
         width = self.width() // SIZE_STEP * SIZE_STEP
         height = self.height() // SIZE_STEP * SIZE_STEP
-        return stage_geometry(
-            self._groups(),
-            doc.config,
-            doc.tokens,
-            width,
-            height,
-            self.options.zoom,
-            self.layout_mode,
-            doc.view.head,
-        )
+        zoom, mode = self.options.zoom, self.layout_mode
+        key = (view.stage, doc.config, tuple(doc.tokens), width, height, zoom, mode, view.head)
+        if key not in self._geometries:
+            if len(self._geometries) >= 16:
+                self._geometries.clear()
+            self._geometries[key] = stage_geometry(
+                self._groups(), doc.config, doc.tokens, width, height, zoom, mode, view.head
+            )
+        return self._geometries[key]
 
     def _fits(self, scene: StageScene) -> bool:
         """Is `scene`'s layout still the one for the view's size (and inspected head)?"""
@@ -342,7 +335,7 @@ class AttentionView(QWidget):
             scene.thumbs.setSpacing(2)
             scene.canvas.ci.addItem(scene.thumbs, row=0, col=geometry.cols, rowspan=geometry.rows)
         lut = self.options.lut(PLANS[self.stage_name].color)
-        steps = self._build_steps(scene, groups, lut)
+        steps = self.build.steps(scene, groups, lut)
         if planned_cells(groups, c, doc.tokens) > CHUNK_CELLS:
             # nothing but the background is painted until every head is in: a half-built
             # grid re-laid out and repainted at each step would cost more than the build
@@ -355,51 +348,16 @@ class AttentionView(QWidget):
             for _ in steps:
                 pass
 
-    def _build_steps(self, scene: StageScene, groups, lut):
-        """The build, one step per head group, then its finish, then its first paint:
-        a generator `_continue_build` runs a few steps per turn."""
-        geometry = scene.geometry
-        many = geometry.mode == "grid" and len(groups) > 4
-        for group in groups:
-            # filled before it joins the canvas: pyqtgraph re-lays out the whole layout
-            # tree on every addItem, so a detached cell keeps that to the cell's few items
-            cell = self.builder.cell(scene, group, lut, many=many)
-            place = geometry.places[group.head]
-            target = scene.thumbs if place.thumb else scene.canvas.ci
-            target.addItem(cell, row=place.row, col=place.col)
-            yield None
-        yield EVERY_HEAD_IN
-        scene.adding = False
-        bar_col = geometry.cols + (1 if scene.thumbs is not None else 0)
-        self.builder.finish(scene, lut, geometry.rows, bar_col)
+    def _finish_build(self, scene: StageScene) -> None:
+        """Every head is in: labels, pixels, titles, and the room the grid needs."""
         self._relabel()
         self._update_all()
         self.headings.update()
         fit_canvas(scene)
         self._fit_later.schedule()
-        # the first paint of every panel (~30 ms at the projections stage, n = 2048) comes
-        # in a turn of its own, after the finish
-        yield PAINT_NEXT
-        scene.canvas.ci.setOpacity(1.0)
 
     def _continue_build(self) -> None:
-        """Add heads to a large stage until this turn has run BUILD_SLICE_S, then let the
-        event loop breathe (paint, input) and go on in the next turn."""
-        scene = self.scene
-        if scene.building is None:
-            return
-        start = time.perf_counter()
-        for step in scene.building:
-            if scene.closed:
-                return  # dropped by what a step did (nothing does yet)
-            spent = time.perf_counter() - start
-            # the finish (colour bar, labels, highlights, the first layout) and the first
-            # paint take ~20–30 ms each: each in a fresh turn unless this one hardly began
-            if spent > BUILD_SLICE_S or (step is not None and spent > BUILD_SLICE_S / 4):
-                self._build_later.schedule()
-                return
-        scene.building = None
-        self.images.sync_mark()
+        self.build.run(self.scene, BUILD_SLICE_S)
 
     # ------------------------------------------------------------------ content ---
     def _update_all(self, heads=EVERYTHING, contributions=EVERYTHING) -> None:

@@ -4,100 +4,43 @@ A `HeatmapPanel` owns a PlotItem's contents: a row-major ImageItem with explicit
 (never auto-levels: constant matrices and -inf break them), token tick labels, a
 grey hatched "blocked" overlay for masked cells (a × too on small matrices), an outline
 for the selected query row, optional cell value labels, and hidden cells (an exercise's
-blanks: empty boxes, no colour, no number, no tooltip value). Cell labels are created once
-per shape and only `setText` afterwards (a TextItem costs ~0.4 ms to create).
+blanks: empty boxes, no colour, no number, no tooltip value). Its parts: the image
+(cell_image.CellImage), the marks over it (panel_marks.PanelMarks) and the numbers in
+its cells (value_labels.ValueLabels).
 """
 
 from __future__ import annotations
 
 import math
-import weakref
 from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetrics, QPainterPath, QPen
-from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem, QSizePolicy, QToolTip
+from PySide6.QtCore import QPoint, QRectF
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QSizePolicy
 
 from mha_gui import theme
 from mha_gui.engine.layer.numbers import NumberFormat, number_format
 from mha_gui.engine.layer.session import same_array
+from mha_gui.views.stage.cell_image import CellImage as CellImage
 from mha_gui.views.stage.panel_images import MAX_IMAGE_SIDE as MAX_IMAGE_SIDE
 from mha_gui.views.stage.panel_images import block_mean as block_mean
 from mha_gui.views.stage.panel_images import prepare_image, reduction
+from mha_gui.views.stage.panel_marks import PanelMarks
 from mha_gui.views.stage.plot_items import TICK_FONT_PT
-from mha_gui.views.stage.square_grid import (
-    PanelSize,
-    axis_label,
-    label_font,
-    panel_size,
-    text_width,
-)
+from mha_gui.views.stage.square_grid import PanelSize, axis_labels, label_font, panel_size
 from mha_gui.views.stage.square_grid import tick_step as tick_step
+from mha_gui.views.stage.value_labels import ValueLabels
 from mha_gui.views.widgets.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
 VALUE_LIMIT = 12
-VALUE_MIN_PX = 10  # numbers in cells only at a legible size; smaller: on hover only
 
 
 def cell_ticks(labels: list[str], step: int = 1) -> list[tuple[float, str]]:
     """(position, text) of every `step`-th label, centred on its cell."""
     return [(i + 0.5, str(labels[i])) for i in range(0, len(labels), max(1, step))]
-
-
-class CellImage(pg.ImageItem):
-    """An ImageItem that reports hovered and clicked cells to its panel."""
-
-    def __init__(self, panel: HeatmapPanel):
-        super().__init__(axisOrder="row-major")
-        self._panel = weakref.ref(panel)
-        self._last_cell: tuple[int, int] | None = None
-        self.setAcceptHoverEvents(True)
-
-    @property
-    def panel(self):
-        return self._panel()
-
-    def _cell(self, pos) -> tuple[int, int] | None:
-        if self.image is None or self.panel is None:
-            return None
-        rows, cols = self.panel.rows, self.panel.cols
-        kr, kc = self.panel.step  # image pixels are blocks of cells in a reduced image
-        r, c = math.floor(pos.y() * kr), math.floor(pos.x() * kc)
-        if 0 <= r < rows and 0 <= c < cols:
-            return r, c
-        return None
-
-    def hoverEvent(self, ev):
-        if ev.isExit():
-            self._last_cell = None
-            self.setToolTip("")
-            QToolTip.hideText()
-            return
-        cell = self._cell(ev.pos())
-        if cell is None or cell == self._last_cell:
-            return
-        self._last_cell = cell
-        text = self.panel.tooltip_html(*cell)
-        # The scene answers Qt's resting-mouse ToolTip event with the item's own tooltip
-        # (an empty one would hide the text shown here after about a second).
-        self.setToolTip(text)
-        if text:
-            QToolTip.showText(ev.screenPos().toPoint(), text)
-
-    def mouseClickEvent(self, ev):
-        cell = self._cell(ev.pos())
-        if ev.button() == Qt.MouseButton.RightButton:
-            ev.accept()
-            self.panel.context_menu(ev.screenPos().toPoint(), cell)
-        elif ev.button() == Qt.MouseButton.LeftButton and cell is not None:
-            ev.accept()
-            if ev.modifiers() & Qt.KeyboardModifier.ControlModifier:
-                self.panel.ctrl_clicked(*cell)
-            else:
-                self.panel.clicked(*cell)
 
 
 class HeatmapPanel:
@@ -153,13 +96,8 @@ class HeatmapPanel:
         self.step = reduction(*shape)
         self._display = np.zeros((-(-shape[0] // self.step[0]), -(-shape[1] // self.step[1])))
         self._blocked: np.ndarray | None = None
-        self._show_values = show_values
-        self._value_font_px = 0
         self._frame: tuple | None = None
-        self.hidden: frozenset[tuple[int, int]] = frozenset()
-        self.blank_numbers: dict[tuple[int, int], int] = {}  # (row, col) -> 1-based
         self.size: PanelSize | None = None
-        self.off = False
         self._row_labels: list[str] = []
         self._col_labels: list[str] = []
 
@@ -173,64 +111,7 @@ class HeatmapPanel:
         self.image.setLookupTable(lut)
         plot.addItem(self.image)
 
-        self.blocked_fill = QGraphicsPathItem()
-        self.blocked_fill.setPen(QPen(Qt.PenStyle.NoPen))
-        self.blocked_fill.setBrush(QBrush(QColor(palette.blocked)))
-        self.blocked_fill.setZValue(1)
-        self.blocked_hatch = QGraphicsPathItem()
-        pen = QPen(QColor(palette.hatch))
-        pen.setCosmetic(True)
-        pen.setWidthF(1.6)
-        self.blocked_hatch.setPen(pen)
-        self.blocked_hatch.setZValue(1.5)
-        self.blocked_lines = QGraphicsPathItem()  # diagonal lines: readable at any size
-        self.blocked_lines.setPen(QPen(Qt.PenStyle.NoPen))
-        self.blocked_lines.setBrush(QBrush(QColor(palette.hatch), Qt.BrushStyle.BDiagPattern))
-        self.blocked_lines.setZValue(1.2)
-        plot.addItem(self.blocked_lines, ignoreBounds=True)
-        plot.addItem(self.blocked_fill, ignoreBounds=True)
-        plot.addItem(self.blocked_hatch, ignoreBounds=True)
-
-        # hidden cells (exercise blanks): an opaque neutral box with an outline, above the
-        # colours and the hatching, below the query outline
-        self.hidden_boxes = QGraphicsPathItem()
-        hpen = QPen(QColor(palette.muted))
-        hpen.setCosmetic(True)
-        hpen.setWidthF(1.5)
-        hpen.setStyle(Qt.PenStyle.DashLine)
-        self.hidden_boxes.setPen(hpen)
-        self.hidden_boxes.setBrush(QBrush(QColor(palette.panel)))
-        self.hidden_boxes.setZValue(2.5)
-        plot.addItem(self.hidden_boxes, ignoreBounds=True)
-        self._blank_items: list[pg.TextItem] = []  # the blanks' numbers, as listed
-
-        # a head switched off: greyed and hatched (not colour alone), with "off" on it
-        self.off_cover = QGraphicsRectItem(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
-        cover = QColor(palette.panel)
-        cover.setAlpha(170)
-        self.off_cover.setBrush(QBrush(cover))
-        self.off_cover.setPen(QPen(Qt.PenStyle.NoPen))
-        self.off_cover.setZValue(2.6)
-        self.off_hatch = QGraphicsRectItem(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
-        self.off_hatch.setBrush(QBrush(QColor(palette.muted), Qt.BrushStyle.BDiagPattern))
-        self.off_hatch.setPen(QPen(Qt.PenStyle.NoPen))
-        self.off_hatch.setZValue(2.7)
-        self.off_text = pg.TextItem("off", color=palette.text, anchor=(0.5, 0.5))
-        self.off_text.setPos(self.cols / 2, self.rows / 2)
-        self.off_text.setZValue(2.8)
-        for item in (self.off_cover, self.off_hatch, self.off_text):
-            item.setVisible(False)
-            plot.addItem(item, ignoreBounds=True)
-
-        self.query_rect = QGraphicsRectItem()
-        qpen = QPen(QColor(palette.highlight))
-        qpen.setCosmetic(True)
-        qpen.setWidthF(3.0)
-        self.query_rect.setPen(qpen)
-        self.query_rect.setBrush(QBrush(Qt.BrushStyle.NoBrush))
-        self.query_rect.setZValue(3)
-        self.query_rect.setVisible(False)
-        plot.addItem(self.query_rect, ignoreBounds=True)
+        self.marks = PanelMarks(plot, self.rows, self.cols, palette)
 
         font = QFont()
         font.setPointSizeF(TICK_FONT_PT * zoom)
@@ -246,17 +127,7 @@ class HeatmapPanel:
             autoExpandTextSpace=False, tickTextHeight=QFontMetrics(font).height() + 2
         )
 
-        self.labels: list[list[pg.TextItem]] = []
-        if self.rows <= value_limit and self.cols <= value_limit:
-            for r in range(self.rows):
-                row = []
-                for c in range(self.cols):
-                    item = pg.TextItem("", color=palette.text, anchor=(0.5, 0.5))
-                    item.setPos(c + 0.5, r + 0.5)
-                    item.setZValue(2)
-                    plot.addItem(item, ignoreBounds=True)
-                    row.append(item)
-                self.labels.append(row)
+        self.values = ValueLabels(plot, self.rows, self.cols, palette, value_limit, show_values)
         self._tick_labels: tuple[list[str], list[str], int] | None = None
         vb.sigResized.connect(self._fit_labels)
 
@@ -307,8 +178,11 @@ class HeatmapPanel:
     def set_axis_labels(self, rows: list[str], cols: list[str], limit: int = 16) -> None:
         """Token (or index) tick labels: every row and column named up to 40 (a token
         that is only a space mark gets its position, "␣ 5"); beyond, every k-th."""
-        self._row_labels = [axis_label(t, i) for i, t in enumerate(rows)]
-        self._col_labels = [axis_label(t, i) for i, t in enumerate(cols)]
+        row_labels = list(axis_labels(tuple(rows)))
+        col_labels = list(axis_labels(tuple(cols)))
+        if (row_labels, col_labels) == (self._row_labels, self._col_labels):
+            return  # a refresh with the same tokens: the axes stay as laid out
+        self._row_labels, self._col_labels = row_labels, col_labels
         self._ticks_set = None
         self._fit_ticks()
 
@@ -369,12 +243,14 @@ class HeatmapPanel:
         fmt: NumberFormat | None = None,
         colours: np.ndarray | None = None,
         reduced: np.ndarray | None = None,
+        pixels: np.ndarray | None = None,
     ) -> None:
         """Show `matrix` (rows × cols) on `levels`; `blocked` cells are drawn grey with a ×
         overlay; cell numbers print in `fmt` (default: the format of these levels).
         `colours`, when given, is what the colours show instead (the weights divided by a
         head's or a row's maximum); the numbers printed are still `matrix`'s. `reduced` is
-        the image already prepared (by `prepare_image`, off the UI thread)."""
+        the image already prepared (by `prepare_image`, off the UI thread), `pixels` its
+        colours on `levels` (`colour_pixels`, off the UI thread too)."""
         self.matrix = matrix
         self.levels = levels
         self.fmt = fmt if fmt is not None else number_format("values", levels)
@@ -383,15 +259,18 @@ class HeatmapPanel:
             reduced = prepare_image(shown, self.step, (levels[0] + levels[1]) / 2)
         np.copyto(self._display, reduced)
         self.image.setImage(self._display, levels=levels, autoLevels=False)
+        if pixels is not None:
+            self.image.set_pixels(pixels, levels)
         if self.step != (1, 1):
             self.image.setRect(QRectF(0.0, 0.0, float(self.cols), float(self.rows)))
         if blocked is not None and not blocked.any():
             blocked = None
         if not same_array(blocked, self._blocked):
             self._blocked = None if blocked is None else blocked.copy()
-            self._draw_blocked()
-        self._value_font_px = -1  # the numbers' widths may have changed: fit them again
-        self._fit_labels()
+            self.marks.draw_blocked(self._blocked)
+        # the numbers' widths may have changed: fit their font again (set on the labels
+        # only when its size changes), then print them once
+        self.values.fit(self.matrix, self.fmt)
         self._update_labels()
 
     def set_hidden(self, cells) -> None:
@@ -400,64 +279,34 @@ class HeatmapPanel:
         exercise's blanks). An empty set shows every cell again. A mapping
         {(row, col): index} (Exercise.panel_blanks) numbers each box as the exercise
         panel lists it: index + 1, inside the dashed box."""
-        order = dict(cells) if isinstance(cells, dict) else {}
-        hidden = frozenset(
-            (int(r), int(c)) for r, c in cells if 0 <= r < self.rows and 0 <= c < self.cols
-        )
-        numbers = {cell: int(order[cell]) + 1 for cell in hidden if cell in order}
-        if hidden == self.hidden and numbers == self.blank_numbers:
-            return
-        self.hidden, self.blank_numbers = hidden, numbers
-        path = QPainterPath()
-        m = 0.06  # a margin: neighbouring blanks stay separate boxes
-        for r, c in sorted(hidden):
-            path.addRect(QRectF(c + m, r + m, 1 - 2 * m, 1 - 2 * m))
-        self.hidden_boxes.setPath(path)
-        self._draw_blank_numbers()
-        self._update_labels()
+        if self.marks.set_hidden(cells, self._cell_px()):
+            self._update_labels()
 
-    def _draw_blank_numbers(self) -> None:
-        """The blanks' numbers in their boxes (TextItems made once per blank shown)."""
-        numbers = sorted(self.blank_numbers.items())
-        while len(self._blank_items) < len(numbers):
-            item = pg.TextItem("", color=self.palette.text, anchor=(0.5, 0.5))
-            item.setZValue(2.9)
-            self.plot.addItem(item, ignoreBounds=True)
-            self._blank_items.append(item)
-        cell = self.size.cell if self.size is not None else 20.0
-        font = QFont()
-        font.setPixelSize(max(8, min(18, round(cell * 0.5))))
-        font.setBold(True)
-        for i, item in enumerate(self._blank_items):
-            if i < len(numbers):
-                (r, c), number = numbers[i]
-                item.setText(str(number))
-                item.setFont(font)
-                item.setPos(c + 0.5, r + 0.5)
-            item.setVisible(i < len(numbers))
+    @property
+    def hidden(self) -> frozenset[tuple[int, int]]:
+        """The exercise's blanks shown on this panel."""
+        return self.marks.hidden
+
+    @property
+    def blank_numbers(self) -> dict[tuple[int, int], int]:
+        """(row, col) -> the 1-based number drawn in that blank."""
+        return self.marks.blank_numbers
 
     def blank_number_texts(self) -> dict[tuple[int, int], str]:
         """{(row, col): the number drawn in that blank's box} (what a student sees)."""
-        items = [i for i in self._blank_items if i.isVisible()]
-        return {
-            (math.floor(i.pos().y()), math.floor(i.pos().x())): i.textItem.toPlainText()
-            for i in items
-        }
+        return self.marks.blank_number_texts()
+
+    @property
+    def off(self) -> bool:
+        return self.marks.off
 
     def set_off(self, off: bool) -> None:
         """Mark the panel's head switched off: greyed, hatched and labelled "off" (its
         numbers stay readable underneath, and in tooltips)."""
-        off = bool(off)
-        if off == self.off:
-            return
-        self.off = off
-        font = QFont()
-        cell = self.size.cell if self.size is not None else 20.0
-        font.setPixelSize(max(10, min(28, round(cell * min(self.rows, self.cols) * 0.3))))
-        font.setBold(True)
-        self.off_text.setFont(font)
-        for item in (self.off_cover, self.off_hatch, self.off_text):
-            item.setVisible(off)
+        self.marks.set_off(off, self._cell_px())
+
+    def _cell_px(self) -> float:
+        return self.size.cell if self.size is not None else 20.0
 
     def relevel(self, levels: tuple[float, float], fmt: NumberFormat | None = None) -> None:
         """New colour levels for the same numbers (the image is re-mapped, not rebuilt)."""
@@ -466,94 +315,35 @@ class HeatmapPanel:
         self.image.setLevels(levels)
         self._update_labels()
 
-    def _draw_blocked(self) -> None:
-        fill, cross = QPainterPath(), QPainterPath()
-        if self._blocked is not None:
-            for r in range(self.rows):
-                cols = np.flatnonzero(self._blocked[r])
-                if not cols.size:
-                    continue
-                # contiguous runs become one rectangle each
-                breaks = np.flatnonzero(np.diff(cols) > 1)
-                starts = np.concatenate(([cols[0]], cols[breaks + 1]))
-                ends = np.concatenate((cols[breaks], [cols[-1]]))
-                for a, b in zip(starts, ends, strict=True):
-                    fill.addRect(QRectF(float(a), float(r), float(b - a + 1), 1.0))
-                if self.rows <= 48:
-                    for c in cols:
-                        m = 0.3
-                        cross.moveTo(c + m, r + m)
-                        cross.lineTo(c + 1 - m, r + 1 - m)
-                        cross.moveTo(c + 1 - m, r + m)
-                        cross.lineTo(c + m, r + 1 - m)
-        self.blocked_fill.setPath(fill)
-        self.blocked_lines.setPath(fill)
-        self.blocked_hatch.setPath(cross)
+    @property
+    def labels(self) -> list[list[pg.TextItem]]:
+        """The cell number labels, labels[row][col] (empty: too large to print)."""
+        return self.values.items
 
     def _update_labels(self) -> None:
-        if not self.labels or self.matrix is None:
-            return
-        visible = self._show_values and self._value_font_px >= VALUE_MIN_PX
-        colours = theme.colors_for(self._display, self.levels, self.lut)
-        for r, row in enumerate(self.labels):
-            for c, item in enumerate(row):
-                if not visible:
-                    item.setVisible(False)
-                    continue
-                value = float(self.matrix[r, c])
-                blocked = self._blocked is not None and self._blocked[r, c]
-                if blocked or (r, c) in self.hidden:
-                    text, colour = "", self.palette.text
-                else:
-                    text = self.fmt.cell(value)
-                    colour = theme.text_color_on(colours[r, c])
-                if item.textItem.toPlainText() != text:
-                    item.setText(text)
-                if item.color.name() != colour:
-                    item.setColor(colour)
-                item.setVisible(True)
+        blocked, hidden = self._blocked, self.marks.hidden
+        self.values.update(
+            self.matrix, self._display, self.levels, self.lut, self.fmt, blocked, hidden
+        )
 
     def _fit_labels(self, *_args) -> None:
+        """The view box was resized: fit the tick labels and the numbers' font to it."""
         self._fit_ticks()
-        rect = self.plot.getViewBox().sceneBoundingRect()
-        if rect.width() <= 0 or not self.labels:
-            return
-        cw, ch = rect.width() / self.cols, rect.height() / self.rows
-        size = int(min(ch * 0.42, 18))
-        if size >= VALUE_MIN_PX and self.matrix is not None:
-            # the widest number must fit its cell; else a smaller font, or none
-            finite = self.matrix[np.isfinite(self.matrix)]
-            sample = (
-                [self.fmt.cell(float(v)) for v in (finite.min(), finite.max())]
-                if (finite.size)
-                else []
-            )
-            widest = text_width(sample, size)
-            if widest > cw * 0.9:
-                size = int(size * cw * 0.9 / widest)
-        if size != self._value_font_px:
-            self._value_font_px = size
-            if size >= VALUE_MIN_PX:
-                font = QFont()
-                font.setPixelSize(size)
-                for row in self.labels:
-                    for item in row:
-                        item.setFont(font)
+        if self.values.fit(self.matrix, self.fmt):
             self._update_labels()
 
     def set_show_values(self, show: bool) -> None:
-        self._show_values = bool(show)
+        self.values.show = bool(show)
         self._update_labels()
 
     # ------------------------------------------------------------- highlights -----
+    @property
+    def query_rect(self):
+        """The query row's outline (a QGraphicsRectItem)."""
+        return self.marks.query_rect
+
     def set_query(self, row: int | None) -> None:
-        if row is None or not self.query_rows or not 0 <= row < self.rows:
-            self.query_rect.setVisible(False)
-            return
-        rect = QRectF(0.0, float(row), float(self.cols), 1.0)
-        if self.query_rect.rect() != rect:
-            self.query_rect.setRect(rect)
-        self.query_rect.setVisible(True)
+        self.marks.set_query(row if self.query_rows else None)
 
     def set_frame(self, colour: str | None, width: float = 4.0) -> None:
         if (colour, width) == self._frame:

@@ -1,5 +1,6 @@
 """What a heatmap panel's image holds: the matrix with blocked cells neutral, reduced to
-screen size by block means (NumPy only, so it runs on a worker thread too)."""
+screen size by block means, and its pixels through a colour map (NumPy only, so it runs
+on a worker thread too)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,24 @@ def block_mean(matrix: np.ndarray, kr: int, kc: int) -> np.ndarray:
         matrix = np.pad(matrix, ((0, pr), (0, pc)), mode="edge")
     r, c = matrix.shape
     return matrix.reshape(r // kr, kr, c // kc, kc).mean(axis=(1, 3))
+
+
+def packed_lut(lut) -> np.ndarray | None:
+    """A uint8 colour map (N × 3 or N × 4) as N 0xAARRGGBB words; None for any other."""
+    lut = None if lut is None or callable(lut) else np.asarray(lut)
+    if lut is None or lut.dtype != np.uint8 or lut.ndim != 2 or lut.shape[1] not in (3, 4):
+        return None
+    alpha = lut[:, 3].astype(np.uint32) if lut.shape[1] == 4 else np.uint32(255)
+    r, g, b = (lut[:, k].astype(np.uint32) for k in range(3))
+    return np.ascontiguousarray((alpha << 24) | (r << 16) | (g << 8) | b, dtype=np.uint32)
+
+
+def colour_pixels(image: np.ndarray, levels: tuple[float, float], lut32: np.ndarray):
+    """`image`'s 32-bit pixels (rows × cols words): each value's colour on `levels`, as
+    pyqtgraph maps them (N colours over the range, clipped at both ends)."""
+    lo, hi = float(levels[0]), float(levels[1])
+    n = lut32.shape[0]
+    index = np.subtract(image, lo, dtype=np.float64)
+    index *= n / ((hi - lo) or 1.0)
+    np.clip(index, 0, n - 1, out=index)
+    return lut32[index.astype(np.intp)]

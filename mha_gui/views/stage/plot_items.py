@@ -23,6 +23,9 @@ class TokenAxis(pg.AxisItem):
 
     def __init__(self, orientation: str):
         super().__init__(orientation)
+        # token labels are never scaled by an SI prefix; with the prefix on, every range
+        # change set the axis title's HTML again and re-laid it out (~7 per axis per build)
+        self.enableAutoSIPrefix(False)
         self.rotated = False
         self._labels: list[tuple[float, str]] | None = None
 
@@ -163,6 +166,17 @@ class TitleLabel(pg.LabelItem):
             Qt.SizeHint.MinimumDescent: (0, 0),
         }
         self.updateGeometry()
+
+
+def set_label(label: pg.LabelItem, text: str, **opts) -> None:
+    """`label.setText(text, **opts)` only when the text or its style changed: every new
+    text relays the label's layout out, resizing and repainting the panels beside it
+    (a query strip refreshed for a head or a query switch set five unchanged titles)."""
+    shown = (text, tuple(sorted(opts.items())))
+    if getattr(label, "_mha_shown", None) == shown:
+        return
+    label._mha_shown = shown
+    label.setText(text, **opts)
 
 
 def add_plot(layout: pg.GraphicsLayout, row: int, col: int) -> MatrixPlot:

@@ -23,7 +23,7 @@ from mha_gui.engine.teaching.explain import explain_cell
 from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
-from mha_gui.views.stage.plot_items import add_plot
+from mha_gui.views.stage.plot_items import add_plot, set_label
 from mha_gui.views.stage.square_grid import LABEL_MAX_PX, READABLE, axis_label, text_width
 from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scroll_holder
 from mha_gui.views.widgets.rich_text import esc
@@ -360,8 +360,9 @@ class QueryStrip(QWidget):
             ("a", two_lines("a = softmax(s)", f"1×{c.n}")),
             ("z", two_lines(f"z<sub>{i}</sub> = a V<sub>{g}</sub>", f"1×{c.d_v}")),
         ):
-            self.titles[name].setText(text, color=colour, size=self.options.pt(10), bold=True)
-        self.titles["heads"].setText(
+            set_label(self.titles[name], text, color=colour, size=self.options.pt(10), bold=True)
+        set_label(
+            self.titles["heads"],
             two_lines(f"“{shown}” weights in every head", f"{c.h}×{c.n}"),
             color=pal.text,
             size=self.options.pt(10),

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui.engine.panels.notation import unicode_text
-from mha_gui.views.dialogs.formulas_dialog import FormulasDialog
 from mha_gui.views.editors.config_panel import ConfigPanel
 from mha_gui.views.editors.matrix_editor import MatrixEditor
 from mha_gui.views.settings.display_settings import DisplaySettings, next_zoom, qsettings
@@ -294,7 +293,10 @@ class MainWindow(QMainWindow):
         self.set_zoom(next_zoom(self.display.zoom, -1))
 
     # ------------------------------------------------------------------- help -------
-    def show_formulas(self) -> FormulasDialog:
+    def show_formulas(self):
+        """The Formulas dialog (its module is imported on first use, not at start)."""
+        from mha_gui.views.dialogs.formulas_dialog import FormulasDialog
+
         dialog = self.findChild(FormulasDialog)
         if dialog is None:
             dialog = FormulasDialog(self.document, self)

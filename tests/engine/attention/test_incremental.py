@@ -116,3 +116,35 @@ def test_long_scrub_of_one_head_stays_exact():
         t, heads = inc.refresh()
         assert heads == {1}
     np.testing.assert_allclose(t.output, s.run().output, rtol=1e-12, atol=1e-12)
+
+
+def test_an_edit_of_a_few_rows_of_x_redoes_their_projections_only(monkeypatch):
+    """A layer large enough for the jobs on every core, with RoPE and GQA: an edit of
+    two rows of X projects those rows (not the layer) and still equals forward()."""
+    import mha_gui.engine.attention.scheduler as scheduler
+
+    cfg = Config(n=96, d_model=256, h=8, h_kv=4, d_k=32, d_v=32, rope=True, bias=True)
+    s = Session(cfg, default_tokens(cfg.n), random_parameters(cfg, seed=5))
+    inc = IncrementalTrace(s)
+    inc.refresh()
+    projected = []
+    for name in ("_project_packed", "_project_heads", "project_all"):
+        original = getattr(scheduler, name)
+        monkeypatch.setattr(
+            scheduler, name, lambda *a, _o=original, **k: (projected.append(1), _o(*a, **k))
+        )
+    monkeypatch.setattr(scheduler, "JOBS_ABOVE_FLOPS", 0)  # the jobs' path
+    s.params.X[3, 7] += 0.5
+    s.params.X[60, 0] -= 2.0
+    inc.mark("X")
+    t, heads = inc.refresh()
+    assert heads is None and projected == []
+    ref = s.run()
+    for field in ("q", "k", "v", "q_rot", "k_rot", "weights", "heads", "output"):
+        np.testing.assert_allclose(getattr(t, field), getattr(ref, field), rtol=1e-12, atol=1e-12)
+    # a third of the rows: the whole projection is cheaper than its rows one by one
+    s.params.X[: cfg.n // 3] += 0.25
+    inc.mark("X")
+    t, _ = inc.refresh()
+    assert projected
+    np.testing.assert_allclose(t.output, s.run().output, rtol=1e-12, atol=1e-12)

@@ -76,7 +76,7 @@ def test_a_switched_off_head_is_marked_off_after_the_weights(qtbot):
         for (kind, head), panel in view.panels.items():
             if head == 1:
                 assert panel.off == after, (stage.name, kind)
-                assert panel.off_hatch.isVisible() == after
+                assert panel.marks.off_hatch.isVisible() == after
                 assert ("off" in view.titles[1].text) == after, view.titles[1].text
             elif head == 0:
                 assert not panel.off
