@@ -29,6 +29,10 @@ from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scro
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
+# Every key named legibly up to READABLE tokens: a key column is at least this wide (× the
+# strip's zoom), so its upright label is drawn at 0.8 × 14 ≈ 11 px (≥ 10 px) and one
+# label's line never touches the next; a strip that then needs more width scrolls.
+KEY_PITCH_PX = 14.0
 
 
 class QueryStrip(QWidget):
@@ -244,6 +248,10 @@ class QueryStrip(QWidget):
         )
         # the cells keep a readable height whatever room the labels below take
         plot.getViewBox().setMinimumHeight(max(24, 12 * shape[0]))
+        if name in ("s", "a", "heads") and shape[1] <= READABLE:
+            # and a key column the width its label needs (the strip scrolls if it must)
+            zoom = self.options.zoom**0.5
+            plot.getViewBox().setMinimumWidth(KEY_PITCH_PX * max(zoom, 1.0) * shape[1])
         # labels refitted to a new size change the room the canvas needs: fit it again
         plot.getViewBox().sigResized.connect(self._fit_after_resize)
         return panel
