@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtGui import QFontInfo, QImage, QPainter
 
-from tests.views.stage.test_square_heatmaps import settle, window
-
 from mha_gui.views.stage.square_grid import axis_label
+from tests.views.stage.test_square_heatmaps import settle, window
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
 
