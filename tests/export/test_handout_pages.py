@@ -71,15 +71,8 @@ def test_no_table_of_a_larger_layer_is_below_9_pt_nor_wider_than_the_page(layer,
     assert lay.height * scale >= PAGE_H * 0.4 - 1 or lay.width * scale >= inner * 0.99
 
 
-def test_a_large_layer_continues_its_tables_on_pages_of_their_own(tmp_path, monkeypatch):
-    drawn: list[str] = []
-    real = figure.draw_rich
-
-    def spy(painter, x, y, text, *a, **k):
-        drawn.append(text)
-        return real(painter, x, y, text, *a, **k)
-
-    monkeypatch.setattr(figure, "draw_rich", spy)
+def test_a_large_layer_continues_its_tables_on_pages_of_their_own(tmp_path, rich_texts):
+    drawn = rich_texts
     out = export_to(load_preset("causal-6x16"), tmp_path / "h.pdf", handout=True)
     pages = len(re.findall(rb"/Type\s*/Page(?![s\w])", out.read_bytes()))
     continued = [t for t in drawn if "continued" in t]

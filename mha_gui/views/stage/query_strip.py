@@ -24,7 +24,13 @@ from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot
-from mha_gui.views.stage.square_grid import LABEL_MAX_PX, READABLE, axis_label, text_width
+from mha_gui.views.stage.square_grid import (
+    LABEL_MAX_PX,
+    READABLE,
+    axis_label,
+    text_width,
+    tick_step,
+)
 from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scroll_holder
 from mha_gui.views.widgets.rich_text import esc
 
@@ -33,6 +39,14 @@ STRIP_VALUE_LIMIT = 16
 # strip's zoom), so its upright label is drawn at 0.8 × 14 ≈ 11 px (≥ 10 px) and one
 # label's line never touches the next; a strip that then needs more width scrolls.
 KEY_PITCH_PX = 14.0
+
+
+def feature_labels(count: int) -> list[str]:
+    """A vector's column labels: every index up to 8 (a narrow q or z panel of 32 or
+    64 features would pile its numbers on top of each other), else every k-th (0, 8,
+    16 …; the others are named in their tooltips). Tokens are never thinned so."""
+    step = 1 if count <= 8 else tick_step(count, 8)
+    return [str(k) if k % step == 0 else "\u200b" for k in range(count)]
 
 
 class QueryStrip(QWidget):
@@ -374,8 +388,8 @@ class QueryStrip(QWidget):
             color=pal.text,
             size=self.options.pt(10),
         )
-        self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
-        self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])
+        self.panels["q"].set_axis_labels([token], feature_labels(c.d_k))
+        self.panels["z"].set_axis_labels([token], feature_labels(c.d_v))
         for name in ("s", "a"):
             self.panels[name].set_axis_labels([token], tokens)
         heads_panel = self.panels["heads"]
