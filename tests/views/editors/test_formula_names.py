@@ -88,3 +88,21 @@ def test_a_new_tab_bar_is_typeset_too(qtbot):
     bars = [b for b in w.findChildren(QTabBar) if b.count()]
     assert bars and all(isinstance(b.style(), FormulaStyle) for b in bars if b.parent() is w)
     w.document.undo_stack.setClean()
+
+
+def test_the_configuration_panel_typesets_its_names(qtbot):
+    from PySide6.QtWidgets import QFormLayout, QLabel
+
+    from mha_gui.views.editors.config_panel import ConfigPanel
+
+    w = create_main_window("toy")
+    qtbot.addWidget(w)
+    panel = w.findChild(ConfigPanel)
+    form = panel.findChild(QFormLayout)
+    label = form.labelForField(panel.spins["d_model"])
+    assert isinstance(label, QLabel) and label.text() == "d<sub>model</sub>"
+    assert panel.spins["d_model"].accessibleName() == "d model"
+    assert label.buddy() is panel.spins["d_model"]
+    assert "b<sup>Q</sup>" in panel.bias.toolTip() and "b<sub>O</sub>" in panel.bias.toolTip()
+    assert panel.default_scale.text() == "1/√dₖ"
+    w.document.undo_stack.setClean()
