@@ -16,7 +16,7 @@ from one stage to the next and the heatmaps below never jump during Play.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -50,6 +50,7 @@ from mha_gui.views.settings.display_options import bind_display
 from mha_gui.views.stage.stage_labels import (
     ElidedLabel,
     FormulaLabel,
+    FormulaLine,
     stage_title,
     typeset_width,
 )
@@ -83,35 +84,6 @@ def _group(*items) -> QWidget:
         else:
             layout.addWidget(item)
     return box
-
-
-class _FormulaLine(QWidget):
-    """The formula and, beside it, the shapes over the sentence: one unit of the flow
-    that asks only for the room the formula needs at its smallest and takes the rest."""
-
-    def __init__(self, formula: FormulaLabel, shapes: ElidedLabel, what: ElidedLabel):
-        super().__init__()
-        self.formula = formula
-        captions = QWidget()
-        column = QVBoxLayout(captions)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(shapes)
-        column.addWidget(what)
-        captions.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(16)
-        row.addWidget(formula)
-        row.addWidget(captions, 1)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-
-    def sizeHint(self) -> QSize:
-        return self.minimumSizeHint()
-
-    def minimumSizeHint(self) -> QSize:
-        hint = super().sizeHint()
-        return QSize(self.formula.minimumSizeHint().width() + 16, hint.height())
 
 
 LAYOUT_CHOICES = (("auto", "Auto"), ("grid", "Grid"), ("one-big", "One head big"))
@@ -224,7 +196,7 @@ class StageBar(QWidget):
         self.bottom_flow = FlowLayout(h_spacing=18)
         self.bottom_flow.addWidget(self.title_label)
         self.bottom_flow.addWidget(
-            _FormulaLine(self.formula_label, self.shapes_label, self.what_label)
+            FormulaLine(self.formula_label, self.shapes_label, self.what_label)
         )
 
         box = QVBoxLayout(self)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QFont, QPalette, QTextDocument
-from PySide6.QtWidgets import QLabel, QSizePolicy
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from mha_gui.engine.notation import rich_text, unicode_text
 from mha_gui.engine.stages import STAGES
@@ -158,3 +158,32 @@ class FormulaLabel(QLabel):
             y = rect.y() + (rect.height() - doc.size().height() * scale) / 2
             painter.setClipRect(rect)
             _draw(painter, doc, self.palette().color(self.foregroundRole()), rect.x(), y, scale)
+
+
+class FormulaLine(QWidget):
+    """The formula and, beside it, the shapes over the sentence: one unit of the flow
+    that asks only for the room the formula needs at its smallest and takes the rest."""
+
+    def __init__(self, formula: FormulaLabel, shapes: ElidedLabel, what: ElidedLabel):
+        super().__init__()
+        self.formula = formula
+        captions = QWidget()
+        column = QVBoxLayout(captions)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(shapes)
+        column.addWidget(what)
+        captions.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(16)
+        row.addWidget(formula)
+        row.addWidget(captions, 1)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(self.formula.minimumSizeHint().width() + 16, hint.height())
