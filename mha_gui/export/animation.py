@@ -60,8 +60,8 @@ def stage_frames(
                 session, s, head=head, query=query, trace=trace, weights_range=weights_range
             )
         )
-        # drawn at about the frame's resolution (sharp), then arranged and scaled to fit
-        density = max(1.0, w / fig.width)
+        # drawn at twice the frame's resolution, then arranged and scaled down to fit
+        density = 2 * max(1.0, w / fig.width)  # then scaled down: sharp, never blurred up
         img = qimage_to_pil(
             render_drawing(fig, max(1, round(fig.width * density)), theme_name, colormap)
         )
