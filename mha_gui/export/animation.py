@@ -1,7 +1,10 @@
 """Animated GIF walkthrough: one frame per stage (all seven), written by Pillow.
 
 Frames are slides: 16:9, every stage's figure (PNG-quality, `drawing.render_drawing`)
-scaled to fit the frame and centred, so a projector shows each stage whole.
+scaled to fill the frame and centred, so a projector shows each stage whole and large.
+A figure laid out for a page is often tall (the projections stage stacks Q, K and V; the
+output stage puts Y over the heads' contributions): its rows of panels are then set
+side by side under the title block, in as many columns as make them largest.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from mha_gui.engine.layer.session import Session
 from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export.drawing import render_drawing
 from mha_gui.export.figure import StageFigure, figure_layout
-from mha_gui.export.layout import MARGIN
+from mha_gui.export.layout import INFO_PX, MARGIN, ROW_GAP, SHAPES_PX, TITLE_PX
 
 DEFAULT_GIF_WIDTH = 1200  # a 7-frame GIF at 1600 px is several MB; 1200 is still sharp
 
@@ -45,8 +48,8 @@ def stage_frames(
     weights_range: str = "fixed",
 ) -> list[Image.Image]:
     """One 16:9 frame per stage (a slide): each stage's figure cropped to what it draws,
-    as large as the frame allows and centred on the theme's background. (A figure is at
-    least layout.MIN_WIDTH wide, so a small stage would otherwise sit off-centre.)"""
+    its rows of panels in the columns that fill the frame best, as large as the frame
+    allows and centred on the theme's background."""
     trace = session.run()
     w, h = frame_size(int(width or DEFAULT_GIF_WIDTH))
     bg = theme.palette(theme_name).background
@@ -57,31 +60,116 @@ def stage_frames(
                 session, s, head=head, query=query, trace=trace, weights_range=weights_range
             )
         )
-        left, top, right, bottom = _ink(fig, theme_name, colormap, bg)
-        scale = min(w / (right - left), h / (bottom - top))
+        # drawn at twice the frame's resolution, then arranged and scaled down to fit
+        density = 2 * max(1.0, w / fig.width)  # then scaled down: sharp, never blurred up
         img = qimage_to_pil(
-            render_drawing(fig, max(1, round(fig.width * scale)), theme_name, colormap)
+            render_drawing(fig, max(1, round(fig.width * density)), theme_name, colormap)
         )
-        box = [round(v * scale) for v in (left, top, right, bottom)]
-        part = img.crop((box[0], box[1], min(box[2], box[0] + w), min(box[3], box[1] + h)))
+        slide = _arrange(img, bg, w / h, round(_header_height() * density))
+        scale = min(w / slide.width, h / slide.height)
+        size = (max(1, round(slide.width * scale)), max(1, round(slide.height * scale)))
+        slide = slide.resize(size, Image.Resampling.LANCZOS)
         canvas = Image.new("RGB", (w, h), bg)
-        canvas.paste(part, ((w - part.width) // 2, (h - part.height) // 2))
+        canvas.paste(slide, ((w - slide.width) // 2, (h - slide.height) // 2))
         out.append(canvas)
     return out
 
 
-def _ink(fig, theme_name: str, colormap: str, bg: str) -> tuple[float, float, float, float]:
-    """The box of what a figure draws, in its logical units, with a margin around it."""
-    img = qimage_to_pil(render_drawing(fig, max(1, round(fig.width)), theme_name, colormap))
-    box = ImageChops.difference(img, Image.new("RGB", img.size, bg)).getbbox()
-    left, top, right, bottom = box or (0, 0, img.width, img.height)
-    pad = MARGIN * 0.75
-    return (
-        max(0.0, left - pad),
-        max(0.0, top - pad),
-        min(fig.width, right + pad),
-        min(fig.height, bottom + pad),
-    )
+def _header_height() -> float:
+    """The title block's height in figure units (title, shapes, settings: layout.py)."""
+    return MARGIN + (TITLE_PX + SHAPES_PX + INFO_PX) * 1.5 + 18
+
+
+def _ink_box(img: Image.Image, bg: str) -> tuple[int, int, int, int] | None:
+    return ImageChops.difference(img, Image.new("RGB", img.size, bg)).getbbox()
+
+
+def _bands(img: Image.Image, bg: str, gap: int) -> list[tuple[int, int]]:
+    """The horizontal bands of ink separated by at least `gap` blank rows."""
+    diff = np.asarray(ImageChops.difference(img, Image.new("RGB", img.size, bg)))
+    inked = np.flatnonzero(diff.max(axis=(1, 2)) > 24)
+    if not len(inked):
+        return []
+    bands, start, last = [], inked[0], inked[0]
+    for y in inked[1:]:
+        if y - last > gap:
+            bands.append((int(start), int(last) + 1))
+            start = y
+        last = y
+    bands.append((int(start), int(last) + 1))
+    return bands
+
+
+def _arrange(img: Image.Image, bg: str, aspect: float, header_h: int) -> Image.Image:
+    """The figure's ink with a margin, its bands of panels below the title block set in
+    the number of columns (1 … bands) whose whole comes closest to filling `aspect`."""
+    box = _ink_box(img, bg)
+    if box is None:
+        return img
+    pad = round(MARGIN * 0.75 * img.width / max(img.width, 1))
+    header = img.crop((box[0], box[1], box[2], min(box[3], max(box[1] + 1, header_h))))
+    header = header.crop(_ink_box(header, bg) or (0, 0, *header.size))
+    body = img.crop((box[0], min(box[3], header_h), box[2], box[3]))
+    gap = max(8, round(ROW_GAP * 0.6 * img.width / 1600))
+    bands = [body.crop((0, top, body.width, bottom)) for top, bottom in _bands(body, bg, gap)]
+    bands = [
+        _squeezed(band.crop(_ink_box(band, bg) or (0, 0, *band.size)), bg, 2 * pad)
+        for band in bands
+    ]
+    if not bands:
+        return _padded(img.crop(box), bg, pad)
+    best, best_fill = None, -1.0
+    for cols in range(1, len(bands) + 1):
+        sheet = _columns(header, bands, cols, bg, pad)
+        # how much of a frame of this aspect the sheet covers when scaled to fit it
+        fill = min(sheet.width / sheet.height / aspect, sheet.height * aspect / sheet.width)
+        if fill > best_fill + 0.02:
+            best, best_fill = sheet, fill
+    return best
+
+
+def _columns(header, bands, cols: int, bg: str, pad: int) -> Image.Image:
+    """header over the bands in `cols` columns (filled in order, heights balanced)."""
+    per = -(-len(bands) // cols)
+    groups = [bands[k : k + per] for k in range(0, len(bands), per)]
+    col_w = [max(b.width for b in g) for g in groups]
+    col_h = [sum(b.height for b in g) + pad * (len(g) - 1) for g in groups]
+    width = max(header.width, sum(col_w) + 2 * pad * (len(groups) - 1))
+    height = header.height + pad + max(col_h)
+    sheet = Image.new("RGB", (width + 2 * pad, height + 2 * pad), bg)
+    sheet.paste(header, (pad, pad))
+    x = pad + (width - sum(col_w) - 2 * pad * (len(groups) - 1)) // 2
+    for group, cw in zip(groups, col_w, strict=True):
+        y = pad + header.height + pad
+        for band in group:
+            sheet.paste(band, (x, y))
+            y += band.height + pad
+        x += cw + 2 * pad
+    return sheet
+
+
+def _squeezed(band: Image.Image, bg: str, most: int) -> Image.Image:
+    """band with every blank run of columns wider than `most` narrowed to it (a page
+    sets every colour bar right of the widest line of panels: on a slide, it comes
+    beside its own panels)."""
+    diff = np.asarray(ImageChops.difference(band, Image.new("RGB", band.size, bg)))
+    blank = diff.max(axis=(0, 2)) <= 24
+    keep = np.ones(band.width, dtype=bool)
+    run = 0
+    for x in range(band.width):
+        run = run + 1 if blank[x] else 0
+        if run > most:
+            keep[x] = False
+    if keep.all():
+        return band
+    pixels = np.asarray(band)[:, keep]
+    return Image.fromarray(np.ascontiguousarray(pixels), "RGB")
+
+
+def _padded(img: Image.Image, bg: str, pad: int) -> Image.Image:
+    sheet = Image.new("RGB", (img.width + 2 * pad, img.height + 2 * pad), bg)
+    sheet.paste(img, (pad, pad))
+    return sheet
 
 
 def write_gif(

@@ -1,4 +1,5 @@
-"""A printable handout: one A4 page per stage with one header (stage number, title,
+"""A printable handout: one A4 page per stage (and, for a large layer, pages that
+continue its tables: no number is printed below 9 pt) with one header (stage number, title,
 formula, shapes, the setting, a sentence to read out), the figure, and the stage's
 matrices printed as numbers when small enough.
 
@@ -9,6 +10,8 @@ with handout=True instead of silently ignoring it. `colormap` colours the figure
 """
 
 from __future__ import annotations
+
+import math
 
 from mha_gui import theme
 from mha_gui.engine.layer.numbers import NumberFormat, fixed_format, peak
@@ -33,8 +36,8 @@ def write_handout(
     colormap: str = theme.DEFAULT_COLORMAP,
     weights_range: str = "fixed",
 ) -> None:
-    """Seven A4 pages (light theme: a handout is printed)."""
-    from PySide6.QtCore import QRectF, Qt
+    """A4 pages, one per stage and its continuation pages (light: a handout is printed)."""
+    from PySide6.QtCore import QRectF
 
     figure.ensure_app()
     pal = theme.palette("light")
@@ -72,22 +75,44 @@ def write_handout(
             ]
             kind = "weights" if stage.name == "weights" else "values"
             # the figure without its title block, and the tables: both as large as the
-            # page allows (the page is filled, no table below TABLE_MIN_PX)
+            # page allows (no table below TABLE_MIN_PX); tables that do not fit below
+            # the figure continue on pages of their own
             lay = figure.layout_scene(scene, vector=True, header=False)
-            s, px = _page_plan(lay, mats, y, decimals, kind)
+            s, px, together = _page_plan(lay, mats, y, decimals, kind)
             with saved(painter):
                 painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
                 painter.scale(s, s)
                 figure.paint_scene(painter, lay, "light", colormap)
             y += lay.height * s + 14
-            y = _tables(painter, mats, y, pal, decimals, kind, px)
-            painter.setFont(figure.make_font(8))
-            painter.setPen(figure.qcolor(pal.muted))
-            painter.drawText(
-                QRectF(MARGIN, PAGE_H - MARGIN + 8, inner, 14),
-                Qt.AlignRight | Qt.AlignVCenter,
-                f"mha-gui · n={c.n}, d_model={c.d_model}, h={c.h} · page {k + 1} of 7",
-            )
+            fmt = table_format([m[1] for m in mats], decimals, kind)
+            if not together:  # what fits below the figure, then pages of their own
+                px = _continued_px(mats, fmt)
+            y, rest = _tables(painter, _pieces(mats, fmt, px), y, pal, fmt, px)
+            while rest:
+                _footer(painter, pal, c, stage)
+                writer.newPage()
+                painter.fillRect(QRectF(0, 0, PAGE_W, PAGE_H), figure.qcolor(pal.background))
+                figure.draw_rich(
+                    painter, MARGIN, MARGIN, f"Stage {stage.number}, continued: its numbers",
+                    14, pal.text, True,
+                )  # fmt: skip
+                left = len(rest)
+                y, rest = _tables(painter, rest, MARGIN + 30, pal, fmt, px)
+                if len(rest) == left:  # taller than a page: cannot happen up to 16 rows
+                    break
+            _footer(painter, pal, c, stage)
+
+
+def _footer(painter, pal, c, stage) -> None:
+    from PySide6.QtCore import QRectF, Qt
+
+    painter.setFont(figure.make_font(8))
+    painter.setPen(figure.qcolor(pal.muted))
+    painter.drawText(
+        QRectF(MARGIN, PAGE_H - MARGIN + 8, PAGE_W - 2 * MARGIN, 14),
+        Qt.AlignRight | Qt.AlignVCenter,
+        f"mha-gui · n={c.n}, d_model={c.d_model}, h={c.h} · stage {stage.number} of 7",
+    )
 
 
 def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
@@ -95,66 +120,86 @@ def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
     return fixed_format(max((peak(m) for m in mats), default=0.0), decimals, kind)
 
 
-TABLE_PX = (12.0, 11.0, 10.0, 9.0, 8.0, 7.0)  # the tables' text, largest first (points)
-TABLE_MIN_PX = TABLE_PX[-1]
+TABLE_PX = (12.0, 11.0, 10.0, 9.0)  # the tables' text, largest first (points)
+TABLE_MIN_PX = TABLE_PX[-1]  # read on paper without a magnifier
 FIGURE_MIN_SHARE = 0.4  # the figure keeps at least this share of the page's height
+BOTTOM = PAGE_H - MARGIN - 6  # where the tables end
 
 
-def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, float]:
-    """(figure scale, table text size) that fill the page below `y`: the largest table
-    text at which every table fits and the figure still gets FIGURE_MIN_SHARE of the
-    page (or its full width), the figure then taking all the room the tables leave."""
+def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, float, bool]:
+    """(figure scale, table text size, whether the tables share the figure's page) that
+    fill the page below `y`: the largest table text at which every table fits with the
+    figure keeping FIGURE_MIN_SHARE of the page (or its full width), the figure then
+    taking all the room the tables leave. When the tables cannot fit so, the figure takes
+    the page and the tables follow on pages of their own."""
     inner = PAGE_W - 2 * MARGIN
-    bottom = PAGE_H - MARGIN - 6
     widest = inner / lay.width
     least = min(widest, PAGE_H * FIGURE_MIN_SHARE / lay.height)
-    for px in TABLE_PX:
-        tables = _tables(None, mats, 0.0, None, decimals, kind, px, measure=True)
-        room = bottom - y - 14 - tables
-        s = min(widest, room / lay.height)
-        if s >= least * 0.999 and _fits(mats, decimals, kind, px):
-            return s, px
-    # too many numbers for one page: the figure takes up to half of it (as it always did),
-    # the tables that fit follow at the smallest size
-    return min(widest, PAGE_H * 0.5 / lay.height), TABLE_MIN_PX
-
-
-def _fits(mats, decimals: int, kind: str, px: float) -> bool:
-    """Every table is narrower than the page at text size `px`."""
     fmt = table_format([m[1] for m in mats], decimals, kind)
-    return all(_table_box(m, rows, fmt, px)[0] <= PAGE_W - 2 * MARGIN for _s, m, rows, _c in mats)
+    for px in TABLE_PX:
+        tables = _tables(None, _pieces(mats, fmt, px), 0.0, None, fmt, px, measure=True)[0]
+        room = BOTTOM - y - 14 - tables
+        s = min(widest, room / lay.height)
+        if s >= least * 0.999:
+            return s, px, True
+    return min(widest, (BOTTOM - y - 14) / lay.height), TABLE_MIN_PX, False
 
 
-def _table_box(m, rows, fmt: NumberFormat, px: float) -> tuple[float, float]:
-    texts = [[fmt.cell(float(v)) for v in r] for r in m]
-    cw = max(figure.text_width(t, px) for r in texts for t in r) + 6
+def _continued_px(mats, fmt: NumberFormat) -> float:
+    """The largest text at which the tables fit one page of their own (else the least:
+    they then take more pages)."""
+    for px in TABLE_PX:
+        height = _tables(None, _pieces(mats, fmt, px), 0.0, None, fmt, px, measure=True)[0]
+        if height <= BOTTOM - MARGIN - 30:
+            return px
+    return TABLE_MIN_PX
+
+
+def _table_box(m, rows, fmt: NumberFormat, px: float) -> tuple[float, float, float]:
+    """(row-label width, column width, height) of a table at text size px."""
+    texts = [fmt.cell(float(v)) for r in m for v in r]
+    cw = max(figure.text_width(t, px) for t in texts) + 6
     lw = max(figure.text_width(r, px) for r in rows) + 6
-    return lw + cw * m.shape[1], px * 1.6 * (m.shape[0] + 1) + 4
+    return lw, cw, px * 1.6 * (m.shape[0] + 1) + 4
+
+
+def _pieces(mats, fmt: NumberFormat, px: float) -> list:
+    """The tables as printed at px: one wider than the page is cut into column blocks
+    (`W_O[:, 0:8]`, `W_O[:, 8:16]`), each as wide as the page allows."""
+    inner = PAGE_W - 2 * MARGIN
+    out = []
+    for sym, m, rows, cols in mats:
+        lw, cw, _h = _table_box(m, rows, fmt, px)
+        per = max(1, int((inner - lw) // cw))
+        per = math.ceil(m.shape[1] / math.ceil(m.shape[1] / per))  # even blocks: 8 + 8
+        if per >= m.shape[1]:
+            out.append((sym, m, rows, cols))
+            continue
+        for a in range(0, m.shape[1], per):
+            b = min(a + per, m.shape[1])
+            out.append((f"{sym}[:, {a}:{b}]", m[:, a:b], rows, cols[a:b]))
+    return out
 
 
 def _tables(
-    painter, mats, y: float, pal, decimals: int, kind: str = "values", px: float = TABLE_MIN_PX,
+    painter, mats, y: float, pal, fmt: NumberFormat, px: float = TABLE_MIN_PX,
     measure: bool = False,
-) -> float:  # fmt: skip
-    """Flow the tables left to right from `y`; the y below them. `measure`: only the
-    height they take (as if from y = 0, ignoring the page's foot)."""
+) -> tuple[float, list]:  # fmt: skip
+    """Flow the tables left to right from `y`: (the y below them, the tables that did not
+    fit above the page's foot, in order). `measure`: only the height they take (as if
+    from y = 0, ignoring the page's foot)."""
     from PySide6.QtCore import QRectF, Qt
 
     if not mats:
-        return y
+        return y, []
     cell_h = px * 1.6
     x = MARGIN
     line_h = 0.0
-    bottom = PAGE_H - MARGIN - 6
-    skipped = 0
-    fmt = table_format([m[1] for m in mats], decimals, kind)
-    for sym, m, rows, _cols in mats:
+    for k, (sym, m, rows, _cols) in enumerate(mats):
         texts = [[fmt.cell(float(v)) for v in r] for r in m]
         title = sym + (f"  ({fmt.factor})" if fmt.factor else "")
-        cw = max(figure.text_width(t, px) for r in texts for t in r) + 6
-        lw = max(figure.text_width(r, px) for r in rows) + 6
+        lw, cw, h = _table_box(m, rows, fmt, px)
         w = lw + cw * m.shape[1]
-        h = cell_h * (m.shape[0] + 1) + 4
         if x + w > PAGE_W - MARGIN and x > MARGIN:
             x = MARGIN
             y += line_h + 10
@@ -163,9 +208,8 @@ def _tables(
             x += w + 18
             line_h = max(line_h, h)
             continue
-        if y + h > bottom or w > PAGE_W - 2 * MARGIN:
-            skipped += 1
-            continue
+        if y + h > BOTTOM:
+            return y, list(mats[k:])
         figure.draw_rich(painter, x, y, title, px + 2, pal.text, True)
         painter.setFont(figure.make_font(px))
         for i, r in enumerate(texts):
@@ -181,16 +225,4 @@ def _tables(
                 )
         x += w + 18
         line_h = max(line_h, h)
-    y += line_h
-    if measure:
-        return y
-    if skipped:
-        painter.setFont(figure.make_font(8))
-        painter.setPen(figure.qcolor(pal.muted))
-        painter.drawText(
-            QRectF(MARGIN, y + 4, PAGE_W - 2 * MARGIN, 12),
-            Qt.AlignLeft | Qt.AlignVCenter,
-            f"{skipped} more matrix(es) did not fit on this page: see the .tex or .npz export.",
-        )
-        y += 16
-    return y
+    return y + line_h, []

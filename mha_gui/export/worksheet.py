@@ -13,6 +13,8 @@ light only (a worksheet is printed).
 
 from __future__ import annotations
 
+import math
+
 from mha_gui import theme
 from mha_gui.engine.layer.session import Session, atomic_write
 from mha_gui.export.painter import painter_on, saved
@@ -20,7 +22,8 @@ from mha_gui.export.worksheet_plan import Sheet, Table, plan_worksheets
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
 MARGIN = 42.0
-FONT_PX = 10.0  # table text, in points (a table too wide for the page is scaled down)
+FONT_PX = 10.0  # table text, in points (a table too wide for the page is cut in blocks)
+MIN_SCALE = 0.9  # no table printed below 9 pt: a wider one prints in column blocks
 ROW_H = 19.0
 BOX_MIN_W = 50.0  # room to write a number by hand
 # Tables are drawn as large as the page allows, up to 2 × FONT_PX (a small layer's
@@ -193,7 +196,7 @@ class _Pages:
         page), wrapping to the next line and page as needed."""
         inner = PAGE_W - 2 * MARGIN
         x, line_h = MARGIN, 0.0
-        for t in tables:
+        for t in _blocks(tables):
             w, h = _table_size(t)
             s = min(scale, inner / w)
             w, h = w * s, h * s
@@ -285,7 +288,7 @@ def _flow_height(tables: list[Table], scale: float) -> float:
     """The height `_Pages.tables` takes for `tables` at `scale` on one page."""
     inner = PAGE_W - 2 * MARGIN
     x, y, line_h = MARGIN, 0.0, 0.0
-    for t in tables:
+    for t in _blocks(tables):
         w, h = _table_size(t)
         s = min(scale, inner / w)
         w, h = w * s, h * s
@@ -294,6 +297,34 @@ def _flow_height(tables: list[Table], scale: float) -> float:
         x += w + 22
         line_h = max(line_h, h)
     return y + line_h + 8
+
+
+def _blocks(tables: list[Table]) -> list[Table]:
+    """The tables as printed: one that would need shrinking below MIN_SCALE to fit the
+    page is cut into even column blocks (`A_0 [:, 0:8]`, `A_0 [:, 8:16]`), keeping its
+    row labels, its numbered boxes and its greyed cells."""
+    inner = PAGE_W - 2 * MARGIN
+    out = []
+    for t in tables:
+        w, _h = _table_size(t)
+        if w * MIN_SCALE <= inner or len(t.cols) < 2:
+            out.append(t)
+            continue
+        per = max(1, int((inner / MIN_SCALE - _label_w(t)) // _cell_w(t)))
+        per = math.ceil(len(t.cols) / math.ceil(len(t.cols) / per))  # even blocks
+        for a in range(0, len(t.cols), per):
+            b = min(a + per, len(t.cols))
+            out.append(
+                Table(
+                    f"{t.title} [:, {a}:{b}]",
+                    [row[a:b] for row in t.texts],
+                    t.rows,
+                    t.cols[a:b],
+                    {(i, j - a): n for (i, j), n in t.boxes.items() if a <= j < b},
+                    {(i, j - a) for (i, j) in t.muted if a <= j < b},
+                )
+            )
+    return out
 
 
 def _table_size(t: Table) -> tuple[float, float]:

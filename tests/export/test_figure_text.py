@@ -124,15 +124,8 @@ def test_one_token_one_head_are_singular():
 
 
 # -------------------------------------------------------------- handout ----------
-def test_handout_has_one_header_per_page(tmp_path, monkeypatch):
-    drawn: list[str] = []
-    real = figure.draw_rich
-
-    def spy(painter, x, y, text, *a, **k):
-        drawn.append(text)
-        return real(painter, x, y, text, *a, **k)
-
-    monkeypatch.setattr(figure, "draw_rich", spy)
+def test_handout_has_one_header_per_page(tmp_path, rich_texts):
+    drawn = rich_texts
     session = load_preset("toy")
     export_to(session, tmp_path / "h.pdf", handout=True)
     from mha_gui.engine.panels.stages import STAGES, formula_for

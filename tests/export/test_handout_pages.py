@@ -1,44 +1,81 @@
 """Handout pages are filled: the figure and the stage's number tables as large as the
-page allows — small layers' tables at 10–12 pt, not 7 pt under a half-page figure."""
+page allows — small layers' tables at 10–12 pt, and no table of any layer below 9 pt
+(a table wider than the page is cut into column blocks, tables that do not fit below
+the figure continue on pages of their own)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from mha_gui.engine.layer.presets import load_preset
+from mha_gui.engine.layer.presets import load_preset, random_session
 from mha_gui.engine.panels.stages import STAGES
 from mha_gui.export import figure
-from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W, TABLE_MAX_SIDE, _page_plan, _tables
+from mha_gui.export.files import export_to
+from mha_gui.export.handout import (
+    MARGIN,
+    PAGE_H,
+    PAGE_W,
+    TABLE_MAX_SIDE,
+    _page_plan,
+    _pieces,
+    _tables,
+    table_format,
+)
 from mha_gui.export.latex import stage_matrices
 
 HEADER = 150.0  # about where a page's header ends
 
 
-def plan(preset: str, stage):
-    s = load_preset(preset)
-    t = s.run()
+def plan(session, stage):
+    t = session.run()
     mats = [
         (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
-        for p in stage_matrices(s, stage, trace=t)
+        for p in stage_matrices(session, stage, trace=t)
         if max(p.matrix.shape) <= TABLE_MAX_SIDE
     ]
-    lay = figure.layout_scene(figure.build_scene(s, stage, trace=t), vector=True, header=False)
+    lay = figure.layout_scene(
+        figure.build_scene(session, stage, trace=t), vector=True, header=False
+    )
     kind = "weights" if stage.name == "weights" else "values"
-    scale, px = _page_plan(lay, mats, HEADER, 2, kind)
-    tables = _tables(None, mats, 0.0, None, 2, kind, px, measure=True)
-    return lay, scale, px, tables
+    scale, px, together = _page_plan(lay, mats, HEADER, 2, kind)
+    fmt = table_format([m[1] for m in mats], 2, kind)
+    pieces = _pieces(mats, fmt, px)
+    tables = _tables(None, pieces, 0.0, None, fmt, px, measure=True)[0]
+    return lay, scale, px, together, tables, pieces, fmt
 
 
 @pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.name)
 def test_a_small_layer_fills_its_pages(stage):
-    lay, scale, px, tables = plan("toy", stage)
-    assert px >= 10  # was 7 pt
+    lay, scale, px, together, tables, _p, _f = plan(load_preset("toy"), stage)
+    assert px >= 10 and together  # was 7 pt
     bottom = HEADER + lay.height * scale + 14 + tables
     assert bottom <= PAGE_H - MARGIN  # everything fits the page …
     wide = lay.width * scale >= (PAGE_W - 2 * MARGIN) * 0.99
     assert wide or bottom >= PAGE_H - MARGIN - 30  # … and the figure fills its width or the page
 
 
-def test_a_large_stage_keeps_half_a_page_for_its_figure():
-    lay, scale, px, _ = plan("causal-6x16", STAGES[1])  # twelve 6×4 tables
-    assert px == 7.0 and lay.height * scale >= PAGE_H * 0.4 - 1
+@pytest.mark.parametrize("layer", ["causal-6x16", "gqa", "16 tokens"])
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.name)
+def test_no_table_of_a_larger_layer_is_below_9_pt_nor_wider_than_the_page(layer, stage):
+    session = random_session(0, 16, 16, 4) if layer == "16 tokens" else load_preset(layer)
+    lay, scale, px, together, _t, pieces, fmt = plan(session, stage)
+    assert px >= 9
+    inner = PAGE_W - 2 * MARGIN
+    for _sym, m, rows, _cols in pieces:
+        lw = max(figure.text_width(r, px) for r in rows) + 6
+        cw = max(figure.text_width(fmt.cell(float(v)), px) for v in m.flat) + 6
+        assert lw + cw * m.shape[1] <= inner + 0.5
+    # the figure keeps its share of its page (all of it when the tables go on)
+    assert lay.height * scale >= PAGE_H * 0.4 - 1 or lay.width * scale >= inner * 0.99
+
+
+def test_a_large_layer_continues_its_tables_on_pages_of_their_own(tmp_path, rich_texts):
+    drawn = rich_texts
+    out = export_to(load_preset("causal-6x16"), tmp_path / "h.pdf", handout=True)
+    pages = len(re.findall(rb"/Type\s*/Page(?![s\w])", out.read_bytes()))
+    continued = [t for t in drawn if "continued" in t]
+    assert continued and pages == 7 + len(continued)
+    # W_O and H (16 columns) print in column blocks, never shrunk below 9 pt
+    assert any(t.startswith("H[:, 0:8]") for t in drawn)

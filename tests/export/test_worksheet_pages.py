@@ -89,3 +89,25 @@ def test_boxes_are_numbered_as_the_key_lists_them():
                 cell = sheet.exercise.cells[k - 1]
                 assert (cell.symbol, cell.row, cell.col) == (title, r, c)
                 assert sheet.key[k - 1][0].startswith(f"{k}.  {cell.name} = ")
+
+
+def question_pages(pdf) -> int:
+    """The pages before the answer key."""
+    text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True).stdout
+    return text.split("Answer key")[0].count("\f")  # a page ends in a form feed
+
+
+@pytest.mark.parametrize(
+    "layer, stage",
+    [("causal-6x16", "output"), ("causal-6x16", "concat"), ("16 tokens", "weights")],
+)
+def test_wide_tables_print_in_blocks_never_below_nine_points(layer, stage, tmp_path):
+    from mha_gui.engine.layer.presets import random_session
+
+    session = random_session(0, 16, 16, 4) if layer == "16 tokens" else load_preset(layer)
+    pdf = write_worksheet(tmp_path / "w.pdf", session, stage, 4, 2)
+    pages = question_pages(pdf)
+    for page in range(1, pages + 1):
+        heights = number_heights(pdf, page)
+        if heights:
+            assert min(heights) >= TEN_PT * 0.9 - 0.2, (layer, stage, page, min(heights))

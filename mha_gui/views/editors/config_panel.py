@@ -25,7 +25,15 @@ from PySide6.QtWidgets import (
 
 from mha_gui.engine.layer.config import MAX_HEADS, MAX_TOKENS, MAX_WIDTH
 from mha_gui.engine.layer.values import format_value, parse_value
+from mha_gui.engine.panels.notation import rich_text, unicode_text
 from mha_gui.theme import ERROR_RED
+from mha_gui.views.editors.formula_names import spoken
+
+
+def typeset_tip(text: str) -> str:
+    """A tooltip with formula text (b^Q, √d_k), typeset as the stage bar sets it."""
+    return f"<qt>{rich_text(text)}</qt>"
+
 
 FIELDS = (
     ("n", "tokens n", MAX_TOKENS, "Number of tokens (rows of X)"),
@@ -76,7 +84,11 @@ class ConfigPanel(QWidget):
             spin.setToolTip(tip)
             spin.valueChanged.connect(lambda value, k=key: self.apply(k, value))
             self.spins[key] = spin
-            form.addRow(label, spin)
+            # d_model, d_k typeset (the one notation); said as words by a screen reader
+            name = QLabel(rich_text(label), self)
+            name.setBuddy(spin)
+            spin.setAccessibleName(spoken(label))
+            form.addRow(name, spin)
             if key == "h_kv":
                 self.variant_label = QLabel(self)
                 self.variant_label.setObjectName("variantLabel")
@@ -116,7 +128,7 @@ class ConfigPanel(QWidget):
         form.addRow(mask_row)
 
         self.bias = QCheckBox("biases", self)
-        self.bias.setToolTip("Add b^Q, b^K, b^V and b_O (off in the textbook form)")
+        self.bias.setToolTip(typeset_tip("Add b^Q, b^K, b^V and b_O (off in the textbook form)"))
         self.bias.setObjectName("biasToggle")
         self.bias.toggled.connect(self._on_bias)
         form.addRow(self.bias)
@@ -135,7 +147,9 @@ class ConfigPanel(QWidget):
         self.rope_theta.setAccessibleDescription(
             "RoPE's base θ: pair j turns by position · θ^(−2j/d_k)"
         )
-        self.rope_theta.setToolTip("RoPE's base θ: pair j turns by position · θ^(−2j/d_k)")
+        self.rope_theta.setToolTip(
+            typeset_tip("RoPE's base θ: pair j turns by position · θ^(−2j/d_k)")
+        )
         self.rope_theta.setFixedWidth(self.fontMetrics().horizontalAdvance("5000000.0") + 16)
         self.rope_theta.editingFinished.connect(self._on_theta_edited)
         rope_row.addWidget(self.rope)
@@ -145,9 +159,11 @@ class ConfigPanel(QWidget):
         form.addRow(rope_row)
 
         scale_row = QHBoxLayout()
-        self.default_scale = QCheckBox("1/√d_k", self)
+        self.default_scale = QCheckBox(unicode_text("1/√d_k"), self)  # a check box: plain text only
         self.default_scale.setObjectName("defaultScale")
-        self.default_scale.setToolTip("Scale scores by 1/√d_k (untick to type your own)")
+        self.default_scale.setToolTip(
+            typeset_tip("Scale scores by 1/√d_k (untick to type your own)")
+        )
         self.default_scale.toggled.connect(self._on_default_scale)
         self.scale_edit = QLineEdit(self)
         self.scale_edit.setObjectName("scaleEdit")

@@ -24,11 +24,29 @@ from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot, set_label
-from mha_gui.views.stage.square_grid import LABEL_MAX_PX, READABLE, axis_label, text_width
+from mha_gui.views.stage.square_grid import (
+    LABEL_MAX_PX,
+    READABLE,
+    axis_label,
+    text_width,
+    tick_step,
+)
 from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scroll_holder
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
+# Every key named legibly up to READABLE tokens: a key column is at least this wide (× the
+# strip's zoom), so its upright label is drawn at 0.8 × 14 ≈ 11 px (≥ 10 px) and one
+# label's line never touches the next; a strip that then needs more width scrolls.
+KEY_PITCH_PX = 14.0
+
+
+def feature_labels(count: int) -> list[str]:
+    """A vector's column labels: every index up to 8 (a narrow q or z panel of 32 or
+    64 features would pile its numbers on top of each other), else every k-th (0, 8,
+    16 …; the others are named in their tooltips). Tokens are never thinned so."""
+    step = 1 if count <= 8 else tick_step(count, 8)
+    return [str(k) if k % step == 0 else "\u200b" for k in range(count)]
 
 
 class QueryStrip(QWidget):
@@ -244,6 +262,10 @@ class QueryStrip(QWidget):
         )
         # the cells keep a readable height whatever room the labels below take
         plot.getViewBox().setMinimumHeight(max(24, 12 * shape[0]))
+        if name in ("s", "a", "heads") and shape[1] <= READABLE:
+            # and a key column the width its label needs (the strip scrolls if it must)
+            zoom = self.options.zoom**0.5
+            plot.getViewBox().setMinimumWidth(KEY_PITCH_PX * max(zoom, 1.0) * shape[1])
         # labels refitted to a new size change the room the canvas needs: fit it again
         plot.getViewBox().sigResized.connect(self._fit_after_resize)
         return panel
@@ -367,8 +389,8 @@ class QueryStrip(QWidget):
             color=pal.text,
             size=self.options.pt(10),
         )
-        self.panels["q"].set_axis_labels([token], [str(k) for k in range(c.d_k)])
-        self.panels["z"].set_axis_labels([token], [str(k) for k in range(c.d_v)])
+        self.panels["q"].set_axis_labels([token], feature_labels(c.d_k))
+        self.panels["z"].set_axis_labels([token], feature_labels(c.d_v))
         for name in ("s", "a"):
             self.panels[name].set_axis_labels([token], tokens)
         heads_panel = self.panels["heads"]

@@ -37,7 +37,7 @@ from mha_gui.engine.panels.stage_panels import KINDS
 SMALL = 16  # a matrix with at most this many cells a side: cells ≥ MIN_SMALL px
 READABLE = 40  # at most this many: cells ≥ MIN_READABLE px, every row and column named
 MIN_SMALL = 14
-MIN_READABLE = 10
+MIN_READABLE = 12  # its labels then 0.8 × 12 ≈ 10 px, a line apart
 MAX_CELL = 56  # at zoom 1: larger cells only spread a small matrix over the room
 LABEL_MAX_PX = 13.0  # tick labels at zoom 1 (10 pt); smaller only when cells are
 LABEL_MIN_PX = 8.0

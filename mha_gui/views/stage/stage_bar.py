@@ -3,18 +3,20 @@ the window, ← / → when no table or text field has focus) and the inspect con
 
 Shows the current stage's title ("Stage 4 of 7 · Attention weights": Stage.number, the
 one numbering people see), its formula (large, readable from the back of a room) and the
-shapes of its operands, e.g. `A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4`, and
-the Layout selector of the stage area (grid / one head big, kept in the view settings).
-Everything is bound both ways to the document's view state.
+shapes of its operands over a sentence, all typeset (stage_labels.py), e.g.
+A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4, and the Layout selector of the stage
+area (grid / one head big, kept in the view settings). Everything is bound both ways to
+the document's view state.
 
-Two fixed rows, [navigation · title · selectors] and [formula · shapes · sentence]: the
-title keeps the width of the longest stage title and the sentence elides, so nothing
-moves from one stage to the next and the heatmaps below never jump during Play.
+Two rows, [navigation · selectors] and [title · formula · shapes over sentence], so the
+heatmaps keep the height of the window: the title keeps the width of the longest stage
+title, the formula shrinks rather than wraps and the captions elide, so nothing moves
+from one stage to the next and the heatmaps below never jump during Play.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (
     QColor,
     QFont,
@@ -24,7 +26,6 @@ from PySide6.QtGui import (
     QPalette,
     QPixmap,
     QShortcut,
-    QTextDocumentFragment,
 )
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -44,15 +45,21 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui import theme
-from mha_gui.engine.panels.notation import rich_text
 from mha_gui.engine.panels.stages import STAGES, formula_for, shapes_line
 from mha_gui.views.settings.display_options import bind_display
-from mha_gui.views.widgets.drawing_widget import guarded_paint
+from mha_gui.views.stage.stage_labels import (
+    ElidedLabel,
+    FormulaLabel,
+    FormulaLine,
+    stage_title,
+    typeset_width,
+)
 from mha_gui.views.widgets.flow_layout import FlowLayout
 from mha_gui.views.widgets.token_list_model import TokenListModel
 
 PLAY_INTERVAL_MS = 1200
-QUERY_CHARS = 24  # the query selector's width at most, in characters (longer labels elide)
+TITLE_GROW, FORMULA_GROW = 1.15, 1.4  # the title's and the formula's size, × the bar's font
+QUERY_CHARS = 12  # the query selector's width at most, in characters (longer labels elide)
 # Next / Previous stage from anywhere in the window, even inside a matrix editor: tables
 # use the arrows, Home/End and PgUp/PgDown to move, text fields Ctrl+arrows, but neither
 # Ctrl+PgUp/PgDown (spreadsheets use it for the next sheet, browsers for the next tab).
@@ -79,67 +86,7 @@ def _group(*items) -> QWidget:
     return box
 
 
-class WrapLabel(QLabel):
-    """Plain text on one line when there is room, wrapped at spaces when not (never cut)."""
-
-    def __init__(self, text: str = "", parent=None):
-        super().__init__(text, parent)
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setWordWrap(True)
-
-    def sizeHint(self) -> QSize:
-        m = self.contentsMargins()
-        width = self.fontMetrics().horizontalAdvance(self._plain()) + 4 + m.left() + m.right()
-        return QSize(width, self.heightForWidth(width))
-
-    def minimumSizeHint(self) -> QSize:
-        fm = self.fontMetrics()
-        word = max((fm.horizontalAdvance(w) for w in self._plain().split()), default=0)
-        return QSize(word + 4, fm.height())
-
-    def _plain(self) -> str:
-        """The words shown (a typeset formula is measured without its tags)."""
-        if self.textFormat() != Qt.TextFormat.RichText:
-            return self.text()
-        return QTextDocumentFragment.fromHtml(self.text()).toPlainText()
-
-
-class ElidedLabel(QLabel):
-    """One line of plain text that ends in … when narrower than its text.
-
-    `text()` stays the full text; the layout may shrink it down to a few words.
-    """
-
-    def __init__(self, text: str = "", parent=None):
-        super().__init__(text, parent)
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-
-    def minimumSizeHint(self) -> QSize:
-        fm = self.fontMetrics()
-        return QSize(fm.horizontalAdvance("Softmax normalises…"), fm.height())
-
-    def sizeHint(self) -> QSize:
-        fm = self.fontMetrics()
-        return QSize(fm.horizontalAdvance(self.text()) + 4, fm.height())
-
-    def paintEvent(self, event) -> None:
-        with guarded_paint(self) as painter:
-            rect = self.contentsRect()
-            width = rect.width()
-            text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, width)
-            painter.setPen(self.palette().color(self.foregroundRole()))
-            painter.drawText(
-                rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), text
-            )
-
-
 LAYOUT_CHOICES = (("auto", "Auto"), ("grid", "Grid"), ("one-big", "One head big"))
-
-
-def stage_title(stage) -> str:
-    """ "Stage 4 of 7 · Attention weights": Stage.number, the numbering people see."""
-    return f"Stage {stage.number} of {len(STAGES)} · {stage.title}"
 
 
 def _swatch(colour: str) -> QIcon:
@@ -155,15 +102,19 @@ class StageBar(QWidget):
         self.setObjectName("stageBar")
         last = len(STAGES) - 1
 
-        self.prev_button = QPushButton("◀ Previous")
+        # short buttons (their names and keys in the accessible names and tooltips):
+        # the bar keeps to two rows on a 1280-wide projector at 150 %
+        self.prev_button = QPushButton("◀")
         self.prev_button.setObjectName("stagePrevious")
+        self.prev_button.setAccessibleName("Previous stage")
         self.prev_button.setToolTip(f"Previous stage ({PREVIOUS_KEY}; ← when no table has focus)")
         self.play_button = QPushButton("▶ Play")
         self.play_button.setObjectName("stagePlay")
         self.play_button.setCheckable(True)
         self.play_button.setToolTip(f"Step through the stages, {PLAY_INTERVAL_MS / 1000:g} s each")
-        self.next_button = QPushButton("Next ▶")
+        self.next_button = QPushButton("▶")
         self.next_button.setObjectName("stageNext")
+        self.next_button.setAccessibleName("Next stage")
         self.next_button.setToolTip(f"Next stage ({NEXT_KEY}; → when no table has focus)")
 
         self.stage_slider = QSlider(Qt.Orientation.Horizontal)
@@ -172,25 +123,20 @@ class StageBar(QWidget):
         self.stage_slider.setPageStep(1)
         self.stage_slider.setTickPosition(QSlider.TickPosition.TicksBelow)
         self.stage_slider.setTickInterval(1)
-        self.stage_slider.setMinimumWidth(140)
+        self.stage_slider.setMinimumWidth(84)
         self.stage_slider.setAccessibleName("Calculation stage")
 
         # the title is as wide as the longest stage title (fixed: nothing moves per stage)
         self.title_label = QLabel()
         self.title_label.setTextFormat(Qt.TextFormat.PlainText)
         self.title_label.setObjectName("stageTitle")
-        # the sentence may be cut (…) on a narrow window; the full text is its tooltip
+        self.formula_label = FormulaLabel(FORMULA_GROW)
+        self.formula_label.setObjectName("stageFormula")
+        # shapes and sentence may be cut (…) on a narrow bar; the full text is the tooltip
+        self.shapes_label = ElidedLabel()
+        self.shapes_label.setObjectName("stageShapes")
         self.what_label = ElidedLabel()
         self.what_label.setObjectName("stageWhat")
-
-        self.formula_label = QLabel()
-        self.formula_label.setObjectName("stageFormula")
-        self.formula_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.shapes_label = QLabel()
-        self.shapes_label.setTextFormat(Qt.TextFormat.PlainText)
-        self.shapes_label.setWordWrap(True)
-        self.shapes_label.setObjectName("stageShapes")
-        self.shapes_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         self.head_selector = QComboBox()
         self.head_selector.setObjectName("headSelector")
@@ -206,9 +152,9 @@ class StageBar(QWidget):
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
         self.query_selector.setModel(TokenListModel(self.query_selector))
-        head_label = QLabel("Inspect &head")
+        head_label = QLabel("&Head")
         head_label.setBuddy(self.head_selector)
-        query_label = QLabel("&Query token")
+        query_label = QLabel("&Query")
         query_label.setBuddy(self.query_selector)
 
         self.head_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -225,25 +171,36 @@ class StageBar(QWidget):
         layout_label.setBuddy(self.layout_selector)
         self._settings = None
 
-        # Two flowing lines that wrap on a narrow window or a big zoom instead of
-        # widening it: [navigation · title · selectors] and [formula · shapes · sentence ·
-        # layout]. Every item keeps one size through the stages (the widest stage's), so
-        # the lines break in the same places at every stage: nothing moves during Play.
+        # Two lines, [navigation · selectors] and [title · formula · shapes over the
+        # sentence], each one row on a 1280×720 projector at 100 % and 150 % (and
+        # wrapping, never widening the window, at a bigger zoom). Every item keeps one
+        # size through the stages (the widest stage's; the formula shrinks rather than
+        # wraps), so the bar's height is the same at every stage: nothing moves in Play.
         nav = _group(self.prev_button, self.play_button, self.next_button, (self.stage_slider, 1))
         nav.setObjectName("stageNavigation")
         nav.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
-        selectors = _group(head_label, self.head_selector, 6, query_label, self.query_selector)
+        selectors = _group(
+            head_label,
+            self.head_selector,
+            10,
+            query_label,
+            self.query_selector,
+            10,
+            layout_label,
+            self.layout_selector,
+        )
         selectors.setObjectName("stageSelectors")
         self.top_flow = FlowLayout(h_spacing=14)
-        for w in (nav, self.title_label, selectors):
+        for w in (nav, selectors):
             self.top_flow.addWidget(w)
-        self.bottom_flow = FlowLayout(h_spacing=24)
-        for w in (self.formula_label, self.shapes_label, self.what_label):
-            self.bottom_flow.addWidget(w)
-        self.bottom_flow.addWidget(_group(layout_label, self.layout_selector))
+        self.bottom_flow = FlowLayout(h_spacing=18)
+        self.bottom_flow.addWidget(self.title_label)
+        self.bottom_flow.addWidget(
+            FormulaLine(self.formula_label, self.shapes_label, self.what_label)
+        )
 
         box = QVBoxLayout(self)
-        box.setContentsMargins(6, 4, 6, 4)
+        box.setContentsMargins(6, 3, 6, 3)
         box.setSpacing(2)
         box.addLayout(self.top_flow)
         box.addLayout(self.bottom_flow)
@@ -356,12 +313,11 @@ class StageBar(QWidget):
             self.layout_selector.blockSignals(False)
 
     def _apply_fonts(self) -> None:
-        """Title, formula and shapes larger than the rest (they follow the zoom); the
-        title as wide as the longest stage title, so the selectors never move."""
+        """Title and formula larger than the rest (they follow the zoom); the title as
+        wide as the longest stage title, so nothing beside it moves."""
         for label, factor, bold in (
-            (self.title_label, 1.25, True),
-            (self.formula_label, 1.6, False),
-            (self.shapes_label, 1.2, False),
+            (self.title_label, TITLE_GROW, True),
+            (self.formula_label, FORMULA_GROW, False),
         ):
             font = QFont(self.font())
             font.setPointSizeF(self.font().pointSizeF() * factor)
@@ -370,27 +326,18 @@ class StageBar(QWidget):
         self._fix_sizes()
 
     def _fix_sizes(self) -> None:
-        """Title, formula and shapes as large as the largest stage's (for this config and
-        zoom): the flow then breaks its lines in the same places at every stage."""
+        """Title and formula as wide as the widest stage's (for this config and zoom):
+        the flow then breaks its lines in the same places at every stage."""
         c = self.document.config
+        for button in (self.prev_button, self.next_button):  # styles widen text buttons
+            button.setFixedWidth(button.fontMetrics().horizontalAdvance("◀") * 3 + 12)
         fm = self.title_label.fontMetrics()
         widest = max(fm.horizontalAdvance(stage_title(s)) for s in STAGES)
         self.title_label.setFixedWidth(widest + 8)
-        fm = self.formula_label.fontMetrics()
-        widest = max(fm.horizontalAdvance(formula_for(s, c)) for s in STAGES)
-        self.formula_label.setFixedSize(widest + 8, fm.height() + 2)
-        label = self.shapes_label
-        fm = label.fontMetrics()
-        lines = [shapes_line(s, c) for s in STAGES]
-        width = min(max(fm.horizontalAdvance(t) for t in lines) + 8, fm.averageCharWidth() * 44)
-        probe = QLabel()
-        probe.setFont(label.font())
-        probe.setWordWrap(True)
-        height = 0
-        for text in lines:
-            probe.setText(text)
-            height = max(height, probe.heightForWidth(width))
-        label.setFixedSize(width, max(height, fm.height()))
+        font = self.formula_label.font()
+        widest = max(typeset_width(formula_for(s, c), font) for s in STAGES)
+        self.formula_label.setFixedHeight(self.formula_label.line_height())
+        self.formula_label.set_widest(widest)
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
@@ -465,8 +412,9 @@ class StageBar(QWidget):
         self.title_label.setText(stage_title(stage))
         self.what_label.setText(stage.what)
         self.what_label.setToolTip(stage.what)
-        self.formula_label.setTextFormat(Qt.TextFormat.RichText)  # typeset (notation.py)
-        self.formula_label.setText(rich_text(formula_for(stage, c)))
-        self.shapes_label.setText(shapes_line(stage, c))
+        self.formula_label.set_formula(formula_for(stage, c))  # typeset (notation.py)
+        shapes = shapes_line(stage, c)
+        self.shapes_label.setText(shapes)
+        self.shapes_label.setToolTip(shapes)
         self.prev_button.setEnabled(view.stage > 0)
         self.next_button.setEnabled(view.stage < len(STAGES) - 1)

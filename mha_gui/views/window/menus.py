@@ -15,6 +15,7 @@ from mha_gui.engine.layer.presets import PRESETS
 from mha_gui.engine.models.families import family_titles
 from mha_gui.views.accessibility.panes import install_accessibility
 from mha_gui.views.dialogs.open_model_dialog import open_model
+from mha_gui.views.editors.formula_names import typeset_formula_names
 from mha_gui.views.window import registry
 
 THEME_LABELS = (
@@ -188,6 +189,8 @@ def build_view_menu(window) -> None:
     panels.setObjectName("menu.panels")
     for dock in window.docks.values():
         panels.addAction(dock.toggleViewAction())
+    # W^Q, W_O: the dock tabs and these entries typeset (a style, as Qt draws plain text)
+    typeset_formula_names(window, [panels])
     view_menu.addSeparator()
     install_accessibility(window, view_menu)  # F6 / Shift+F6 between panes; names
 

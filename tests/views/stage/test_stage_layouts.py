@@ -134,3 +134,35 @@ def test_opening_a_dock_scrolls_the_central_view_instead_of_cutting_it(qtbot):
                 box = item.sceneBoundingRect()
                 assert box.bottom() <= canvas.height() + 1 and box.right() <= canvas.width() + 1
     w.document.undo_stack.setClean()
+
+
+# The stage bar's height at most, as a share of a 720-px-high projector: two rows (the
+# controls, then title and formula) and no more, leaving the heatmaps ≥ 85 % of the
+# window at 100 % and ≥ 80 % at 150 % (the formula is 1.4× the zoomed font).
+BAR_SHARE = {1.0: 0.09, 1.5: 0.125}
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+@pytest.mark.parametrize("layer", ["toy", "causal-6x16", "gqa", "bert-base-like", "40 tokens"])
+def test_the_stage_bar_is_two_rows_at_every_stage(qtbot, layer, zoom):
+    w = shown(qtbot, layer, zoom)
+    bar = w.stage_bar
+    heights = set()
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        heights.add(bar.height())
+        # two rows: the controls side by side, then title, formula and captions
+        row = bar.head_selector.mapTo(bar, bar.head_selector.rect().center()).y()
+        for control in (bar.prev_button, bar.stage_slider, bar.layout_selector):
+            assert abs(control.mapTo(bar, control.rect().center()).y() - row) <= 2
+        below = bar.head_selector.mapTo(bar, bar.head_selector.rect().bottomLeft()).y()
+        for label in (bar.title_label, bar.formula_label, bar.shapes_label, bar.what_label):
+            assert label.mapTo(bar, label.rect().topLeft()).y() >= below - 2
+            assert label.width() > 0 and label.isVisible(), label.objectName()
+        # the formula is drawn whole, never below the bar's own font size
+        assert bar.formula_label.drawn_scale() >= 1 / bar.formula_label.grow - 1e-6
+        assert w.width() <= 1280 and w.height() <= 720
+    assert len(heights) == 1, heights
+    assert heights.pop() <= 720 * BAR_SHARE[zoom]
+    w.document.undo_stack.setClean()

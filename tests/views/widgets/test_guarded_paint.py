@@ -103,11 +103,11 @@ def test_the_stage_bars_label_and_the_training_grid_paint_through_the_guard(
     one report each, no painter warning."""
     from mha_gui.views.docks.train import target_grid
     from mha_gui.views.docks.train.target_grid import TargetGrid
-    from mha_gui.views.stage.stage_bar import ElidedLabel
+    from mha_gui.views.stage.stage_labels import ElidedLabel
 
     caplog.set_level(logging.ERROR, logger="mha_gui")
     label = show_widget(ElidedLabel("Softmax normalises each row"), 300, 40)
-    monkeypatch.setattr(label, "fontMetrics", lambda: (_ for _ in ()).throw(RuntimeError("x")))
+    monkeypatch.setattr(label, "shown_text", lambda *_: (_ for _ in ()).throw(RuntimeError("x")))
     grid = show_widget(TargetGrid(), 200, 200)
     grid.set_matrix(np.eye(3))
 

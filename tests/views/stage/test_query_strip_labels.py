@@ -1,0 +1,44 @@
+"""The query strip names every key legibly up to 40 tokens, in the real window at
+1280×720 and 100 % / 150 % zoom: measured from what its axes draw (generateDrawSpecs):
+every token, at ≥ 10 px, no label touching the next (the strip scrolls sideways if the
+keys need more width than it has)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QFontInfo, QImage, QPainter
+
+from mha_gui.views.stage.square_grid import axis_label
+from tests.views.stage.test_square_heatmaps import settle, window
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+def drawn(axis):
+    image = QImage(10, 10, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        return axis.generateDrawSpecs(painter)[2]
+    finally:
+        painter.end()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+@pytest.mark.parametrize("layer", ["20 tokens", "40 tokens", "causal-6x16"])
+def test_every_key_is_named_legibly_without_overlap(qtbot, layer, zoom):
+    w = window(qtbot, layer, zoom)
+    w.document.set_stage(3)
+    settle(qtbot, w.attention_view)
+    strip = w.query_strip
+    qtbot.waitUntil(lambda: strip.settled)
+    keys = [axis_label(t, i) for i, t in enumerate(w.document.tokens)]
+    for name in ("s", "a", "heads"):
+        axis = strip.panels[name].plot.getAxis("bottom")
+        specs = drawn(axis)
+        assert [text for _r, _f, text in specs] == keys, name
+        assert QFontInfo(axis.style["tickFont"]).pixelSize() >= 10, name
+        boxes = sorted((rect.left(), rect.right()) for rect, _f, _t in specs)
+        for (_l, right), (left, _r) in zip(boxes, boxes[1:], strict=False):
+            assert right <= left + 0.5, (name, right, left)
+    assert w.width() <= 1280 and w.height() <= 720
+    w.document.undo_stack.setClean()
