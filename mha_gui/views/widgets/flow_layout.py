@@ -9,9 +9,9 @@ bar into more lines instead of growing wider than the screen.
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import QLayout, QLayoutItem, QSizePolicy
-from shiboken6 import isValid
 
 _P = QSizePolicy.Policy
 _GROWING = (_P.Expanding, _P.MinimumExpanding, _P.Ignored)
@@ -28,23 +28,26 @@ class FlowLayout(QLayout):
         self._items.append(item)
 
     def count(self) -> int:
-        return len(self._live())
+        return len(self._items)
 
     def itemAt(self, index: int):
-        items = self._live()
-        return items[index] if 0 <= index < len(items) else None
+        return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index: int):
-        items = self._live()
-        return items.pop(index) if 0 <= index < len(items) else None
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
 
-    def _live(self) -> list[QLayoutItem]:
-        """The items whose C++ side still exists. A widget item can be deleted by Qt
-        without passing through takeAt (seen as a random user undid and redid edits
-        while docks rebuilt): handing Qt its dangling pointer crashed the window."""
-        if not all(isValid(i) for i in self._items):
-            self._items = [i for i in self._items if isValid(i)]
-        return self._items
+    def removeWidget(self, widget) -> None:
+        """QLayout::removeWidget (take the widget's item out and delete it), done here.
+        PySide's own removeWidget first marks the widget's item deleted on the Python
+        side, then lets Qt ask this layout for its items: the item Qt was to take and
+        delete could no longer be handed back (an exception in heightForWidth, then a
+        segmentation fault, as a random user undid and redid a change of heads)."""
+        for index, item in enumerate(self._items):
+            if item.widget() is widget:
+                del self._items[index]
+                shiboken6.delete(item)  # Qt's `delete takeAt(i)`
+                self.invalidate()
+                return
 
     def expandingDirections(self):
         return Qt.Orientation(0)
@@ -78,7 +81,7 @@ class FlowLayout(QLayout):
 
     # ------------------------------------------------------------------ layout ------
     def _visible(self) -> list[QLayoutItem]:
-        return [i for i in self._live() if not i.isEmpty()]
+        return [i for i in self._items if not i.isEmpty()]
 
     @staticmethod
     def _hint(item: QLayoutItem) -> QSize:
