@@ -356,7 +356,12 @@ class LessonPanel(QWidget):
         if step is None or step.do is None:
             return
         if step.do.answer is not None:
-            self.answer.setText(self.tasks.answer(step))
+            try:  # the cell asked about may be gone (other tokens since the step opened)
+                answer = self.tasks.answer(step)
+            except ValueError as exc:
+                self._verdict(False, f"The answer cannot be shown: {exc}")
+                return
+            self.answer.setText(answer)
             self.revealed.add(step.number)
             self._verdict(None, "The answer is shown above (it does not count as done).")
             self._update_next()
