@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtGui import QUndoStack
 
 from mha_gui.document import sessions
 from mha_gui.document.cells import block_index, edited_head, readonly, w_o_heads
@@ -32,6 +31,7 @@ from mha_gui.document.commands import (
     SetMaskCommand,
     SetTokensCommand,
     SetValuesCommand,
+    UndoHistory,
 )
 from mha_gui.document.files import Files
 from mha_gui.document.recompute import Recompute
@@ -96,7 +96,7 @@ class Document(QObject):
         # how many sessions open_session has started: a view that opened one (a lesson
         # step) tells whether the session shown is still that one
         self.opened_count = 0
-        self.undo_stack = QUndoStack(self)
+        self.undo_stack = UndoHistory(self)  # within a byte budget (commands.py)
         self.undo_stack.cleanChanged.connect(self.fileStateChanged)
         self.files = Files(self)
         self.saver = BackgroundSave(

@@ -15,7 +15,8 @@ painter or worse). Modal dialogs would block forever offscreen: they answer at o
                                       [--suite-limits]
 
 prints one JSON line: {"preset", "seed", "actions", "seconds", "failures", "notes",
-"kinds" (how often each kind of action was done), "peak_rss_mb"};
+"kinds" (how often each kind of action was done), "seconds_by_kind" (each kind's
+time, from its start until the window was idle after it), "peak_rss_mb"};
 the exit status is 1 when something failed. tests/views/test_random_user.py runs it in
 the suite, benchmarks/soak.py for tens of thousands of actions.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import faulthandler
+import functools
 import gc
 import json
 import os
@@ -229,6 +231,18 @@ class Answers:
                 cls.exec = rejected
 
 
+def on_a_cell(act):
+    """An action on one cell (`act(self, table, index, where)`) done on a random cell of
+    a random shown table (RandomUser._some_cell), or the reason there is none."""
+
+    @functools.wraps(act)
+    def on_some_cell(self) -> str:
+        cell, why = self._some_cell()
+        return why if cell is None else act(self, *cell)
+
+    return on_some_cell
+
+
 class RandomUser:
     """Picks and performs one user action at a time on `window` (see ACTIONS)."""
 
@@ -266,6 +280,7 @@ class RandomUser:
             (2, self.grab),
         ]
         self.weights = [w for w, _ in self.actions]
+        self.kind = "start-up"  # the kind of the action under way (its time is summed)
         self.faults: list = []  # deliberate faults first (the harness's own test)
 
     def inject(self, names: list[str]) -> None:
@@ -292,18 +307,30 @@ class RandomUser:
     # ------------------------------------------------------------ choosing ------
     def step(self) -> str:
         if self.faults:
+            self.kind = "fault"
             return self.faults.pop(0)()
         dialog = self._modal_dialog()
         if dialog is not None:
+            self.kind = "in_dialog"
             return self.in_dialog(dialog)
         (act,) = self.rng.choices([a for _, a in self.actions], self.weights)
+        self.kind = act.__name__
         self.kinds[act.__name__] = self.kinds.get(act.__name__, 0) + 1
         return act()
 
-    def _modal_dialog(self):
-        from PySide6.QtWidgets import QApplication, QDialog
+    @staticmethod
+    def _top_levels():
+        """The application's top-level widgets in a fixed order (Qt keeps them in a set
+        ordered by address: a seed must pick the same dialog in every run)."""
+        from PySide6.QtWidgets import QApplication
 
-        for w in QApplication.topLevelWidgets():
+        widgets = QApplication.topLevelWidgets()
+        return sorted(widgets, key=lambda w: (w.objectName(), type(w).__name__, w.windowTitle()))
+
+    def _modal_dialog(self):
+        from PySide6.QtWidgets import QDialog
+
+        for w in self._top_levels():
             if isinstance(w, QDialog) and w.isVisible() and w.isModal():
                 return w
         return None
@@ -383,9 +410,11 @@ class RandomUser:
             w.activated.emit(i)
             return f"{name} ← item {i}"
         if isinstance(w, QSpinBox | QDoubleSpinBox):
-            value = rng.choice([w.minimum(), w.maximum(), w.value() + 1, w.value() - 1])
+            top = self._maximum(w)
+            value = rng.choice([w.minimum(), top, w.value() + 1, w.value() - 1])
+            value = min(value, top)
             if rng.random() < 0.5:
-                value = rng.uniform(w.minimum(), min(w.maximum(), w.minimum() + 20))
+                value = rng.uniform(w.minimum(), min(top, w.minimum() + 20))
             if isinstance(w, QSpinBox):
                 value = int(value)
             w.setValue(value)
@@ -410,6 +439,14 @@ class RandomUser:
             return f"{name} tab {i}"
         return f"{name}: nothing to do"
 
+    def _maximum(self, spin):
+        """A spin box's maximum for this run: a configuration dimension's is the run's
+        limit (SUITE_LIMITS in the suite), whichever way the user reaches the spin box."""
+        for key, dimension in self.window.config_panel.spins.items():
+            if dimension is spin:
+                return min(spin.maximum(), self.limits.get(key, spin.maximum()))
+        return spin.maximum()
+
     def _dock(self, name: str):
         dock = self.window.docks[name]
         if dock.isHidden():
@@ -432,7 +469,7 @@ class RandomUser:
         spin = panel.spins[key]
         rng = self.rng
         value = rng.choice([1, rng.randint(1, 8), rng.randint(1, 8), spin.value() + 1])
-        value = max(spin.minimum(), min(spin.maximum(), value))
+        value = max(spin.minimum(), min(self._maximum(spin), value))
         if rng.random() < 0.3:  # typed into the box, as a user does
             from PySide6.QtCore import Qt
             from PySide6.QtTest import QTest
@@ -454,7 +491,7 @@ class RandomUser:
         spin = panel.spins[key]
         stack = self.document.undo_stack
         before = stack.index()
-        top = min(spin.maximum(), self.limits.get(key, spin.maximum()))
+        top = self._maximum(spin)
         spin.setValue(top)
         yield f"config.{key} ← {top} (its maximum{'' if top == spin.maximum() else ' here'})"
         if stack.index() != before:
@@ -497,15 +534,12 @@ class RandomUser:
         )
         return (table, index, f"{table.objectName()}[{index.row()},{index.column()}]"), ""
 
-    def type_in_cell(self) -> str:
+    @on_a_cell
+    def type_in_cell(self, table, index, where: str) -> str:
         from PySide6.QtCore import Qt
         from PySide6.QtTest import QTest
         from PySide6.QtWidgets import QApplication, QLineEdit
 
-        cell, why = self._some_cell()
-        if cell is None:
-            return why
-        table, index, where = cell
         text = typed_text(self.rng)
         if self.rng.random() < 0.5:
             table.model().setData(index, text)  # what a committed editor does
@@ -525,11 +559,8 @@ class RandomUser:
         )
         return f"type {where} ← {text!r}"
 
-    def paste_in_cell(self) -> str:
-        cell, why = self._some_cell()
-        if cell is None:
-            return why
-        table, index, where = cell
+    @on_a_cell
+    def paste_in_cell(self, table, index, where: str) -> str:
         rows = [
             "\t".join(typed_text(self.rng) for _ in range(self.rng.randint(1, 3)))
             for _ in range(self.rng.randint(1, 3))
@@ -539,11 +570,8 @@ class RandomUser:
         table.paste_text(text)
         return f"paste {where} ← {text!r}"
 
-    def nudge_cell(self) -> str:
-        cell, why = self._some_cell()
-        if cell is None:
-            return why
-        table, index, where = cell
+    @on_a_cell
+    def nudge_cell(self, table, index, where: str) -> str:
         notches = self.rng.choice([-3, -1, 1, 2, 10])
         if self.rng.random() < 0.5:
             table.nudge(index.row(), index.column(), notches)
@@ -685,11 +713,11 @@ class RandomUser:
     def tool_window(self) -> str:
         """Work in a window of its own (an identity demonstration, the formulas): operate
         one of its controls, or close it."""
-        from PySide6.QtWidgets import QApplication, QDialog
+        from PySide6.QtWidgets import QDialog
 
         shown = [
             w
-            for w in QApplication.topLevelWidgets()
+            for w in self._top_levels()
             if isinstance(w, QDialog) and w.isVisible() and not w.isModal()
         ]
         dialog = self._pick(shown)
@@ -770,6 +798,10 @@ class Run:
         self.follow_up = None  # the rest of a compound action
         self.menu_turns = None  # how long the user looks at an open context menu
         self.since = self.began = time.monotonic()
+        # seconds per kind of action, each from its start until the window was idle after
+        # it (where a run's time goes)
+        self.seconds: dict[str, float] = {}
+        self._timing: tuple[str, float] | None = None  # (kind, start) of the one under way
         self.timer = QTimer()
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.tick)
@@ -802,6 +834,7 @@ class Run:
                 return
             self.timer.start(0 if self.quiet else 2)
             return
+        self._timed()
         if self.done >= self.total:
             self.finish()
             return
@@ -809,6 +842,7 @@ class Run:
         self.recorder.index = self.done
         self.recorder.action = "(choosing)"
         self.acting = True
+        started = time.monotonic()
         self.timer.start(0)  # runs in the loop of a context menu the action opens
         try:
             text = self._act()
@@ -819,6 +853,7 @@ class Run:
         finally:
             self.acting = False
         self.recorder.action = text
+        self._timing = (self.user.kind, started)
         if self.log is not None:
             at = time.monotonic() - self.began
             self.log.write(f"{self.done}: {text}  [{at:.2f} s, peak {peak_rss_mb():.0f} MB]\n")
@@ -826,6 +861,13 @@ class Run:
         self.done += 1
         self.since = time.monotonic()
         self.timer.start(0)
+
+    def _timed(self) -> None:
+        """The action under way has settled: add its seconds to its kind's."""
+        if self._timing is not None:
+            kind, started = self._timing
+            self.seconds[kind] = self.seconds.get(kind, 0.0) + time.monotonic() - started
+            self._timing = None
 
     def _act(self) -> str:
         """The next step of a compound action (a generator: each step is done once the
@@ -936,6 +978,7 @@ def run(
         "counts": recorder.counts,
         "notes": recorder.notes,
         "kinds": kinds,
+        "seconds_by_kind": {k: round(v, 2) for k, v in sorted(loop.seconds.items())},
         "peak_rss_mb": peak_rss_mb(),
     }
 

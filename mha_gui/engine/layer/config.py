@@ -28,6 +28,9 @@ MAX_HEADS = 128
 # Every dimension can be within its limit and the layer still need tens of GB (n=4096
 # with 128 heads: 34 GB of attention matrices); refuse it with a reason, not an OOM kill.
 MAX_MEMORY_BYTES = 4_000_000_000
+# What the window holds per attention entry besides the trace: the stage on screen draws
+# each of its h·n² cells from a display copy and an 8-bit image (views/stage/stage_scene).
+DISPLAY_BYTES_PER_CELL = 12
 
 
 @dataclass(frozen=True)
@@ -103,13 +106,23 @@ class Config:
         if self.rope:
             check_head_width(self.d_k)
         ablate_heads(self.ablate, self.h)
-        need = 8 * self.values_in_memory()
+        need = self.bytes_needed()
         if need > MAX_MEMORY_BYTES:
             raise ValueError(
                 f"n={self.n}, d_model={self.d_model}, h={self.h}, d_k={self.d_k}, d_v={self.d_v} "
                 f"needs {need / 1e9:.1f} GB (h·n² = {self.h * self.n**2:,} attention entries); "
                 f"the limit is {MAX_MEMORY_BYTES / 1e9:.1f} GB: use fewer tokens, heads or features"
             )
+
+    def bytes_needed(self) -> int:
+        """The memory the window needs for this layer at its peak: two traces (a change
+        of the session computes the new one while the old one is still shown), the undo
+        step of that change (the session before and after it), and the display of the
+        stage on screen. One forward's arrays alone (`values_in_memory`) were half of it:
+        BERT-base at n = 4096 was let in at an estimated 3.7 GB and reached 8.6 GB."""
+        session = sum(math.prod(shape) for shape in self.parameter_shapes().values())
+        traces = 2 * self.values_in_memory()
+        return 8 * (traces + 2 * session) + DISPLAY_BYTES_PER_CELL * self.h * self.n**2
 
     def values_in_memory(self) -> int:
         """Numbers held for one forward pass: X, the weights and every intermediate."""

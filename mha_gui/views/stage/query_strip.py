@@ -32,6 +32,7 @@ from mha_gui.views.stage.square_grid import (
     tick_step,
 )
 from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scroll_holder
+from mha_gui.views.widgets.canvas import new_canvas
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
@@ -194,7 +195,7 @@ class QueryStrip(QWidget):
         """An empty canvas in place of the last one, which Qt deletes with its items."""
         old = self._scroll.takeWidget()
         self.panels, self.titles = {}, {}
-        self.canvas = pg.GraphicsLayoutWidget()
+        self.canvas = new_canvas()  # only Qt deletes its items
         self.canvas.setObjectName("queryStripCanvas")
         attach_strip(self.canvas, self)  # keyboard cursor, accessible tables
         self.canvas.ci.setContentsMargins(4, 2, 4, 2)

@@ -39,6 +39,7 @@ from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 from mha_gui.views.stage.square_grid import Group, StageGeometry
+from mha_gui.views.widgets.canvas import new_canvas
 
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
@@ -183,7 +184,7 @@ class SceneStack:
         self.current = self._new(stage)
 
     def _new(self, stage: int) -> StageScene:
-        canvas = pg.GraphicsLayoutWidget()
+        canvas = new_canvas()  # only Qt deletes its items
         canvas.setObjectName("attentionCanvas")
         canvas.ci.setContentsMargins(6, 6, 6, 6)
         holder = scroll_holder(canvas)

@@ -214,6 +214,26 @@ class MainWindow(QMainWindow):
         # a refusal ("not a number") is out of date once an edit succeeds: clear it then
         # (messages an edit itself shows come after its undo step, so they stay)
         self.document.undo_stack.indexChanged.connect(self.statusBar().clearMessage)
+        # the undo history keeps a byte budget (document/commands.py): say when the
+        # oldest steps went, until the history starts again (a file opened)
+        self.trimmed_label = QLabel(self)
+        self.trimmed_label.setObjectName("undoTrimmed")
+        self.trimmed_label.hide()
+        self.statusBar().addPermanentWidget(self.trimmed_label)
+        self.document.undo_stack.trimmed.connect(self._undo_trimmed)
+
+    def _undo_trimmed(self, steps: int) -> None:
+        if not steps:  # a new history (a file opened)
+            self.trimmed_label.hide()
+            return
+        budget = self.document.undo_stack.budget / 2**20
+        self.trimmed_label.setText("undo history trimmed")
+        self.trimmed_label.setToolTip(
+            f"The oldest undo steps were dropped ({steps} just now): the history keeps at "
+            f"most {budget:.0f} MB of numbers, and the steps of a large layer hold whole "
+            "matrices."
+        )
+        self.trimmed_label.show()
 
     # ------------------------------------------------- what other views ask -------
     # The lesson player, the model view and the Open model dialog open sessions through

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QStackedWidget
 
 from mha_gui import theme
 from mha_gui.views.stage.plot_items import add_plot
+from mha_gui.views.widgets.canvas import new_canvas
 
 EMPTY_TEXT = (
     "The loss appears here, step by step, once you press Step or Play: how far the head's "
@@ -35,7 +36,7 @@ class LossPlot(QStackedWidget):
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setMargin(12)
         # a plot in a GraphicsLayoutWidget (pyqtgraph's PlotWidget builds parentless menus)
-        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics = new_canvas()  # only Qt deletes its items
         self.plot = add_plot(self.graphics.ci, 0, 0)
         self.curve = pg.PlotDataItem([], [], pen=pg.mkPen(theme.head_color(0), width=2))
         self.plot.addItem(self.curve)
