@@ -153,7 +153,6 @@ class OpenModelDialog(QDialog):
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel, self
         )
-        self.open_button = self.buttons.button(QDialogButtonBox.StandardButton.Open)
         self.open_button.setObjectName("openModelButton")
         self.buttons.accepted.connect(self.start)
         self.buttons.rejected.connect(self.cancel)
@@ -267,6 +266,14 @@ class OpenModelDialog(QDialog):
             self.update_preview()
 
     # ----------------------------------------------------------------- tokens -------
+    @property
+    def open_button(self) -> QPushButton:
+        """The box's Open button, looked up each time: the box made it in C++, and a
+        wrapper kept from an earlier lookup was found invalidated by PySide ("already
+        deleted") after the window opened other presets, while the button itself was
+        alive and shown (the soak's toy seed 0, twice)."""
+        return self.buttons.button(QDialogButtonBox.StandardButton.Open)
+
     def model_input(self) -> dict:
         """{"text": …} or {"token_ids": […]} as typed (ValueError for bad ids)."""
         if self.info is not None and not self.info.has_tokenizer:

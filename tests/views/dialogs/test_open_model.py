@@ -211,3 +211,34 @@ def test_the_built_in_model_comes_first_with_its_card_and_ready_sentences(
     assert window.document.session.source == "classroom · layer 2 of 3"
     assert window.document.model_origin.path == builtin_model_path()
     assert window.document.tokens[:3] == ["<bos>", "mary", "met"]
+
+
+def test_the_open_button_answers_after_the_window_opened_other_presets(window, qtbot, dialogs):
+    """Open model and close it, every theme, a zoom, F6 across panes, open toy then mqa
+    (Python collecting garbage after each step), open the dialog again and press Return
+    in the sentence: the layer opens (PySide had invalidated a kept wrapper of the Open
+    button on this path — the soak's toy seed 0 — and the Return raised "already
+    deleted" in the slot)."""
+    import gc
+
+    from PySide6.QtWidgets import QApplication
+
+    themes = [a for a in window.findChildren(QAction) if a.objectName().startswith("action.theme")]
+    steps = ["close", "action.theme.dark", "action.zoomIn", *themes, "action.theme.system"]
+    steps += ["action.nextPane", "action.previousPane", "action.new.toy", "action.new.mqa"]
+    dialog = _dialog(window, qtbot)
+    for step in steps:
+        if step == "close":
+            dialog.close()
+        else:
+            action = step if isinstance(step, QAction) else window.findChild(QAction, step)
+            action.trigger()
+        QApplication.processEvents()
+        gc.collect()
+    assert window.document.config.h_kv == 1  # one K/V head: mqa is open
+    dialog = _dialog(window, qtbot)
+    dialog.sentence.setText("")
+    qtbot.keyClicks(dialog.sentence, "the cat sat")
+    qtbot.keyClick(dialog.sentence, Qt.Key.Key_Return)  # Open: the layer is read
+    qtbot.waitUntil(lambda: dialog.job is None and not dialog.isVisible(), timeout=20000)
+    assert "cat" in window.document.tokens
