@@ -28,6 +28,7 @@ import faulthandler
 import functools
 import gc
 import json
+import logging
 import os
 import random
 import sys
@@ -74,6 +75,9 @@ TYPED = (
     "9" * 400,
     "-" + "9" * 60,
     "1e-320",
+    "5e-324",
+    "-1e-310",
+    "2.2e-308",
     "💥",
 )
 BIG_SETTLE_S = 600.0  # a stuck window (nothing settles this long) is a failure, not a hang
@@ -138,6 +142,18 @@ class Recorder:
             key = f"{category.__name__}: {message} ({Path(filename).name}:{lineno})"[:200]
             self.notes[key] = self.notes.get(key, 0) + 1
 
+        recorder = self
+
+        class DrawingFailures(logging.Handler):
+            """A view that could not draw reports it once on the "mha_gui" loggers (and
+            shows its placeholder): a failure too, though nothing escaped."""
+
+            def emit(self, record: logging.LogRecord) -> None:
+                recorder.fail("drawing", self.format(record))
+
+        self._drawing = DrawingFailures(logging.ERROR)
+        self._drawing.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        logging.getLogger("mha_gui").addHandler(self._drawing)
         sys.excepthook = hook
         qInstallMessageHandler(messages)
         warnings.showwarning = warned
@@ -146,6 +162,7 @@ class Recorder:
         from PySide6.QtCore import qInstallMessageHandler
 
         qInstallMessageHandler(None)
+        logging.getLogger("mha_gui").removeHandler(self._drawing)
         sys.excepthook = sys.__excepthook__
 
     def fail(self, kind: str, text: str) -> None:

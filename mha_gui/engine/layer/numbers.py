@@ -63,8 +63,17 @@ def peak(matrix: np.ndarray) -> float:
     return float(np.max(np.abs(matrix), where=np.isfinite(matrix), initial=0.0))
 
 
+# The smallest peak a colour scale takes. A matrix whose largest magnitude is below it
+# (a typed 1e-320, a scale of 1e-310: subnormal floats) is drawn on ±1e-300, its cells
+# printed "≈0": a pixel size divided by a subnormal range overflows to infinity, and
+# drawing code (pyqtgraph's axes and views, Qt's transforms) then meets inf and NaN.
+SMALLEST_PEAK = 1e-300
+SMALLEST_EXPONENT = -300  # a common factor 10^k is never smaller: 10.0**-324 is 0
+
+
 def nice_peak(value: float) -> float:
-    """`value` rounded up to two significant digits (0.40626 → 0.41, 6 → 6, 127 → 130).
+    """`value` rounded up to two significant digits (0.40626 → 0.41, 6 → 6, 127 → 130);
+    never below SMALLEST_PEAK (1.0 for 0 or a non-finite value).
 
     A stage's colour scale is ±nice_peak: the colour bar reads a round number, and a scrub
     step that nudges the largest value leaves the levels — and so every other panel's
@@ -72,6 +81,8 @@ def nice_peak(value: float) -> float:
     """
     if not math.isfinite(value) or value <= 0:
         return 1.0
+    if value <= SMALLEST_PEAK:
+        return SMALLEST_PEAK
     exponent = math.floor(math.log10(value)) - 1
     digits = math.ceil(round(value / 10.0**exponent, 9))
     return float(f"{digits}e{exponent}")
@@ -120,7 +131,7 @@ def number_format(kind: str, levels: tuple[float, float]) -> NumberFormat:
     top = max(abs(lo), abs(hi))
     exponent, decimals = 0, 2
     if kind != "weights" and top > 0:
-        mag = math.floor(math.log10(top))
+        mag = max(math.floor(math.log10(top)), SMALLEST_EXPONENT)
         if top < 0.01 or top >= 1e4:
             exponent = mag
         else:
@@ -141,5 +152,5 @@ def fixed_format(peak_value: float, decimals: int, kind: str = "values") -> Numb
         and peak_value > 0
         and (peak_value < 10.0 ** (1 - decimals) or peak_value >= 1e4)
     ):
-        exponent = math.floor(math.log10(peak_value))
+        exponent = max(math.floor(math.log10(peak_value)), SMALLEST_EXPONENT)
     return NumberFormat(exponent, decimals, decimals)

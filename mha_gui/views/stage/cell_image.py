@@ -17,9 +17,10 @@ from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QToolTip
 
 from mha_gui.views.stage.panel_images import colour_pixels, packed_lut
+from mha_gui.views.widgets import safe_items
 
 
-class CellImage(pg.ImageItem):
+class CellImage(safe_items.ImageItem):
     """An ImageItem that reports hovered and clicked cells to its panel."""
 
     def __init__(self, panel):

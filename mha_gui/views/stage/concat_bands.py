@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QGraphicsRectItem
 
 from mha_gui import theme
 from mha_gui.engine.panels.stage_panels import symbol
+from mha_gui.views.widgets import safe_items
 
 
 class ConcatBands:
@@ -32,7 +33,7 @@ class ConcatBands:
             band.setBrush(QBrush(QColor(theme.head_color(i))))
             band.setPen(QPen(Qt.PenStyle.NoPen))
             plot.addItem(band, ignoreBounds=True)
-            label = pg.TextItem("", color="#ffffff")
+            label = safe_items.TextItem("", color="#ffffff")
             label.setHtml(f"<b>{symbol('Z', i, c).html}</b>")
             label.setColor("#ffffff")
             label.setAnchor((0.5, 0.5))
@@ -50,7 +51,7 @@ class ConcatBands:
             plot.addItem(outline, ignoreBounds=True)
             self.outlines[i] = outline
             if i:
-                line = pg.InfiniteLine(
+                line = safe_items.InfiniteLine(
                     pos=i * c.d_v, angle=90, pen=pg.mkPen(pal.background, width=2)
                 )
                 line.setZValue(2.5)

@@ -55,7 +55,15 @@ def colour_pixels(image: np.ndarray, levels: tuple[float, float], lut32: np.ndar
     pyqtgraph maps them (N colours over the range, clipped at both ends)."""
     lo, hi = float(levels[0]), float(levels[1])
     n = lut32.shape[0]
-    index = np.subtract(image, lo, dtype=np.float64)
-    index *= n / ((hi - lo) or 1.0)
+    # halves throughout: hi − lo of ±1e308 would overflow
+    half_span = (0.5 * hi - 0.5 * lo) or 0.5  # an empty range counts as 1, as pyqtgraph's
+    scale = n / half_span
+    if not math.isfinite(scale):  # a subnormal span: every value is at one end or the other
+        scale = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):  # ±inf is clipped below
+        index = np.multiply(image, 0.5, dtype=np.float64)
+        index -= 0.5 * lo
+        index *= scale
     np.clip(index, 0, n - 1, out=index)
+    np.nan_to_num(index, copy=False, nan=0.0)  # a NaN would cast to an index far outside
     return lut32[index.astype(np.intp)]

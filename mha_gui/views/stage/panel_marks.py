@@ -17,6 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QFont, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsPathItem, QGraphicsRectItem
 
 from mha_gui import theme
+from mha_gui.views.widgets import safe_items
 
 
 def _path_item(pen: QPen, brush: QBrush, z: float) -> QGraphicsPathItem:
@@ -73,7 +74,7 @@ class PanelMarks:
         self.off_hatch.setBrush(QBrush(QColor(palette.muted), Qt.BrushStyle.BDiagPattern))
         self.off_hatch.setPen(no_pen)
         self.off_hatch.setZValue(2.7)
-        self.off_text = pg.TextItem("off", color=palette.text, anchor=(0.5, 0.5))
+        self.off_text = safe_items.TextItem("off", color=palette.text, anchor=(0.5, 0.5))
         self.off_text.setPos(cols / 2, rows / 2)
         self.off_text.setZValue(2.8)
         for item in (self.off_cover, self.off_hatch, self.off_text):
@@ -137,7 +138,7 @@ class PanelMarks:
         """The blanks' numbers in their boxes (TextItems made once per blank shown)."""
         numbers = sorted(self.blank_numbers.items())
         while len(self._blank_items) < len(numbers):
-            item = pg.TextItem("", color=self.palette.text, anchor=(0.5, 0.5))
+            item = safe_items.TextItem("", color=self.palette.text, anchor=(0.5, 0.5))
             item.setZValue(2.9)
             self.plot.addItem(item, ignoreBounds=True)
             self._blank_items.append(item)

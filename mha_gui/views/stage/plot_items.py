@@ -8,12 +8,13 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
-from mha_gui.engine.layer.numbers import NumberFormat
+from mha_gui.engine.layer.numbers import SMALLEST_PEAK, NumberFormat
+from mha_gui.views.widgets import safe_items
 
 TICK_FONT_PT = 10
 
 
-class TokenAxis(pg.AxisItem):
+class TokenAxis(safe_items.AxisItem):
     """A heatmap's row or column labels: one label per row (column) it is given, each
     centred on its cell, never dropped for crowding (the panel chooses which to give:
     every one up to 40, see square_grid). Column labels wider than their columns are
@@ -97,7 +98,7 @@ class MatrixPlot(pg.GraphicsLayout):
         super().__init__()
         self.setContentsMargins(0, 0, 0, 0)
         self.setSpacing(0)
-        self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
+        self.vb = safe_items.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
         self.titleLabel = pg.LabelItem("")
         self.axes = {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
         self.addItem(self.titleLabel, row=0, col=1)
@@ -200,12 +201,12 @@ class ColorBar(pg.GraphicsLayout):
         super().__init__()
         self.setContentsMargins(0, 4, 0, 4)
         self.setSpacing(0)
-        self.vb = pg.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
+        self.vb = safe_items.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
         self.vb.setFixedWidth(round(14 * zoom))
-        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image = safe_items.ImageItem(axisOrder="row-major")
         self.image.setLookupTable(lut)
         self.vb.addItem(self.image)
-        self.axis = pg.AxisItem("right")
+        self.axis = safe_items.AxisItem("right")
         self.axis.enableAutoSIPrefix(False)  # "200 (x0.001)" misleads; print 0.2
         self.axis.linkToView(self.vb)
         self._label, self._label_style = (
@@ -237,7 +238,7 @@ class ColorBar(pg.GraphicsLayout):
             self.axis.setLabel(self._label + factor, **self._label_style)
         unit = 10.0**exponent
         lo, hi = self.levels[0] / unit, self.levels[1] / unit
-        if hi <= lo:
+        if not hi - lo >= SMALLEST_PEAK:  # empty, NaN or subnormal: the axis would divide by it
             hi = lo + 1.0
         ramp = np.linspace(lo, hi, 256)[:, None]
         self.image.setImage(ramp, levels=(lo, hi), autoLevels=False)

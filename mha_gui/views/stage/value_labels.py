@@ -16,6 +16,7 @@ from PySide6.QtGui import QFont
 from mha_gui import theme
 from mha_gui.engine.layer.numbers import NumberFormat
 from mha_gui.views.stage.square_grid import text_width
+from mha_gui.views.widgets import safe_items
 
 VALUE_MIN_PX = 10  # numbers in cells only at a legible size; smaller: on hover only
 
@@ -34,7 +35,7 @@ class ValueLabels:
             for r in range(rows):
                 row = []
                 for c in range(cols):
-                    item = pg.TextItem("", color=palette.text, anchor=(0.5, 0.5))
+                    item = safe_items.TextItem("", color=palette.text, anchor=(0.5, 0.5))
                     item.setPos(c + 0.5, r + 0.5)
                     item.setZValue(2)
                     plot.addItem(item, ignoreBounds=True)

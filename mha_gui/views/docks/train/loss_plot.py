@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QStackedWidget
 
 from mha_gui import theme
 from mha_gui.views.stage.plot_items import add_plot
+from mha_gui.views.widgets import safe_items
 from mha_gui.views.widgets.canvas import new_canvas
 
 EMPTY_TEXT = (
@@ -38,9 +39,9 @@ class LossPlot(QStackedWidget):
         # a plot in a GraphicsLayoutWidget (pyqtgraph's PlotWidget builds parentless menus)
         self.graphics = new_canvas()  # only Qt deletes its items
         self.plot = add_plot(self.graphics.ci, 0, 0)
-        self.curve = pg.PlotDataItem([], [], pen=pg.mkPen(theme.head_color(0), width=2))
+        self.curve = safe_items.PlotCurveItem([], [], pen=pg.mkPen(theme.head_color(0), width=2))
         self.plot.addItem(self.curve)
-        self.floor_line = pg.InfiniteLine(
+        self.floor_line = safe_items.InfiniteLine(
             angle=0, pen=pg.mkPen("#888888", style=Qt.PenStyle.DashLine)
         )
         self.plot.addItem(self.floor_line)
