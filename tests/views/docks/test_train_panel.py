@@ -118,6 +118,26 @@ def test_export_gif_writes_one_frame_per_snapshot(window, panel, qtbot, dialogs,
     assert not list(tmp_path.glob("*.part"))
 
 
+def test_export_gif_after_n_changed_draws_the_runs_own_tokens(
+    window, panel, qtbot, dialogs, tmp_path
+):
+    """The soak's causal-6x16 seed 1: steps, then n ← 1, then Export GIF raised IndexError
+    (the run's 4×4 snapshots drawn with the 1×1 mask of now). The GIF is the run's."""
+    panel.ui.head.setCurrentIndex(1)
+    for _ in range(3):
+        click(qtbot, panel.ui.step_button)
+    frames = len(panel.snapshots)
+    window.document.set_config(n=1)
+    assert len(window.document.tokens) == 1
+    out = tmp_path / "after.gif"
+    dialogs.save_path = str(out)
+    with qtbot.captureExceptions() as exceptions:
+        click(qtbot, panel.ui.export_button)
+    assert exceptions == []
+    with Image.open(out) as gif:
+        assert gif.n_frames == frames
+
+
 def test_bad_input_changes_nothing(window, panel, qtbot):
     doc = window.document
     count = doc.undo_stack.count()

@@ -64,7 +64,8 @@ class TrainPanel(QWidget):
         super().__init__(parent)
         self.document = document
         self.trainer: Trainer | None = None
-        self.snapshots: list[Snapshot] = []
+        self.snapshots: list[Snapshot] = []  # of the last run, kept after it ends
+        self._run_frame: dict = {}  # the last run's head, target, tokens, mask and title
         self._mark: tuple[int, int] | None = None  # (index, count) after our undo step
         self._writing = False
         self._theme = "light"
@@ -229,6 +230,16 @@ class TrainPanel(QWidget):
             return False
         self.trainer = trainer
         self.snapshots = [Snapshot(0, trainer.weights.copy(), (trainer.loss,))]
+        # what the run's GIF frames show, fixed now: a later change of n, the tokens, the
+        # mask or the target must not be drawn over this run's snapshots
+        self._run_frame = dict(
+            target=trainer.target,
+            head=trainer.head,
+            tokens=list(doc.tokens),
+            blocked=self._blocked(),
+            title=f"Training head {trainer.head} towards “{self.ui.target.currentText()}”",
+            floor=trainer.floor,
+        )
         self._say("")
         # the weights stage of this head, where the pattern morphs (after pending relayouts)
         head = trainer.head
@@ -366,9 +377,12 @@ class TrainPanel(QWidget):
         if len(self.snapshots) < 2:
             self._say("Nothing to export yet: press Step or Play first.", True)
             return None
-        head = self.trainer.head if self.trainer is not None else self.head_index()
+        frame = self._run_frame
         path, _ = QFileDialog.getSaveFileName(
-            self, "Export training GIF", f"training-head{head}.gif", "GIF animation (*.gif)"
+            self,
+            "Export training GIF",
+            f"training-head{frame['head']}.gif",
+            "GIF animation (*.gif)",
         )
         if not path:
             return None
@@ -376,16 +390,10 @@ class TrainPanel(QWidget):
             path += ".gif"
         snaps = self.snapshots
         try:
-            target = self.trainer.target if self.trainer is not None else self.target_matrix()
             write_training_gif(
                 path,
                 snaps,
-                target=target,
-                head=head,
-                tokens=self.document.tokens,
-                blocked=self._blocked(),
-                title=f"Training head {head} towards “{self.ui.target.currentText()}”",
-                floor=self.trainer.floor if self.trainer is not None else 0.0,
+                **frame,
                 theme_name=self._theme,
                 colormap=self.ui.target_grid.colormap,
             )
