@@ -50,6 +50,10 @@ def feature_labels(count: int) -> list[str]:
     return [str(k) if k % step == 0 else "\u200b" for k in range(count)]
 
 
+# Fits of the canvas to its items after one change of the strip, at most (see _fit_canvas).
+MAX_FITS = 8
+
+
 class QueryStrip(QWidget):
     def __init__(self, document, parent=None):
         super().__init__(parent)
@@ -217,19 +221,20 @@ class QueryStrip(QWidget):
         """The canvas asks for the room its items need. A fit can oscillate: a scroll bar
         that comes with the new size takes the room the labels were fitted to, they
         refit, the bar goes, and so on (a random user found the window never idle so).
-        Back at a size it had since the strip last changed, it keeps the largest of
-        them until the next change."""
-        if self.canvas is None:
+        Back at a size it had since the strip last changed — or after MAX_FITS fits
+        whose sizes kept drifting (the soak saw one never repeat) — it keeps the largest
+        of them until the next change."""
+        if self.canvas is None or self._fit_settled:
             return
         fit_to_content(self.canvas)
         size = self.canvas.minimumSize()
         seen, now = self._fit_sizes, (size.width(), size.height())
         if seen and seen[-1] == now:
             return
-        if now in seen:
+        if now in seen or len(seen) >= MAX_FITS:
             self._fit_settled = True
-            widest = max(w for w, _h in seen)
-            tallest = max(h for _w, h in seen)
+            widest = max(w for w, _h in [*seen, now])
+            tallest = max(h for _w, h in [*seen, now])
             self.canvas.setMinimumSize(QSize(widest, tallest))
         seen.append(now)
 

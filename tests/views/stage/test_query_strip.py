@@ -156,3 +156,27 @@ def test_an_edit_updates_the_strip_without_a_full_refresh(qtbot, strip):
     _settle(qtbot)
     assert strip.refresh_count == refreshes
     np.testing.assert_array_equal(strip.panels["q"].matrix[0], doc.trace().q[0, 0])
+
+
+def test_a_fit_whose_size_keeps_drifting_still_settles(qtbot, strip, monkeypatch):
+    """The soak's causal-6x16 seed 1 (800×600, model and diff docks open): after + token
+    the strip's fitted size never came back to one it had, so the strip refitted after
+    every resize it caused and the window was never idle. A drifting fit now stops after
+    MAX_FITS, at the largest size it reached."""
+    from mha_gui.views.stage import query_strip
+
+    fits = []
+
+    def drifting(canvas):  # each fit asks for 3 px more than the last
+        fits.append(canvas)
+        canvas.setMinimumSize(600 + 3 * len(fits), 120 + len(fits) % 2)
+
+    monkeypatch.setattr(query_strip, "fit_to_content", drifting)
+    strip.document.set_query(1)
+    strip.document.set_config(n=strip.document.config.n + 1)
+    qtbot.waitUntil(lambda: strip.settled and len(fits) > 0)
+    for _ in range(5):  # turns in which a drifting fit would go on
+        qtbot.wait(10)
+        assert strip.settled
+    assert len(fits) <= query_strip.MAX_FITS + 1
+    assert strip.canvas.minimumWidth() == 600 + 3 * len(fits)
