@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from mha_gui.engine.panels.notation import unicode_text
 from mha_gui.engine.teaching import identities as ids
 from mha_gui.export.figures.difference import change_text
 from mha_gui.export.figures.identities import identity_figure, identity_on
@@ -127,7 +128,9 @@ class IdentityDialog(QDialog):
         self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.setModal(False)
         text, intro = DEMOS[name]
-        self.setWindowTitle(text.removeprefix("Identity: ").rstrip("…").capitalize())
+        title = text.removeprefix("Identity: ").rstrip("…")
+        # capitalised without str.capitalize, which lowercased W^Q to w^q
+        self.setWindowTitle(unicode_text(title[:1].upper() + title[1:]))
         self.resize(980, 720)
         layout = QVBoxLayout(self)
         self.intro = QLabel(rich_html(intro))

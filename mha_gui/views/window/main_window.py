@@ -14,6 +14,8 @@ Window geometry and dock layout are kept in QSettings("mha-gui", "mha-gui") on c
 
 from __future__ import annotations
 
+import html
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -26,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from mha_gui.engine.panels.notation import unicode_text
+from mha_gui.engine.panels.notation import rich_text, unicode_text
 from mha_gui.views.editors.config_panel import ConfigPanel
 from mha_gui.views.editors.matrix_editor import MatrixEditor
 from mha_gui.views.settings.display_settings import DisplaySettings, next_zoom, qsettings
@@ -210,6 +212,7 @@ class MainWindow(QMainWindow):
     def _build_status(self) -> None:
         self.summary_label = QLabel(self)
         self.summary_label.setObjectName("configSummary")
+        self.summary_label.setTextFormat(Qt.TextFormat.RichText)
         self.statusBar().addPermanentWidget(self.summary_label)
         # a refusal ("not a number") is out of date once an edit succeeds: clear it then
         # (messages an edit itself shows come after its undo step, so they stay)
@@ -262,11 +265,14 @@ class MainWindow(QMainWindow):
 
     def _update_summary(self) -> None:
         c = self.document.config
+        parts = [f"n={c.n}", f"d_model={c.d_model}", f"h={c.h} ({c.variant})"]
+        parts += [f"d_k={c.d_k}", f"d_v={c.d_v}"] + ["causal"] * c.causal
+        parts += [f"RoPE θ={c.rope_theta:g}"] * c.rope
+        source = self.document.session.source
+        # typeset (d_model with its subscript), as every formula of the window
         self.summary_label.setText(
-            f"n={c.n}  d_model={c.d_model}  h={c.h} ({c.variant})  d_k={c.d_k}  d_v={c.d_v}"
-            + ("  causal" if c.causal else "")
-            + (f"  RoPE θ={c.rope_theta:g}" if c.rope else "")
-            + (f"  · {self.document.session.source}" if self.document.session.source else "")
+            "&ensp;".join(rich_text(part) for part in parts)
+            + (f"&ensp;· {html.escape(source)}" if source else "")
         )
 
     # ------------------------------------------------------- display settings -------

@@ -91,7 +91,9 @@ def test_plateau_on_head_0_and_the_reinitialise_button_is_one_undo_step(window, 
     assert hint.isVisible() and hint.text() == PLATEAU_HINT
     assert 0.1 < panel.trainer.loss / panel.trainer.losses[0] < 0.3  # honest: stuck near 20 %
     panel.ui.seed.setValue(3)
-    assert panel.ui.reinit_button.text() == "Re-initialise head 0's W^Q/W^K (seed 3)"
+    assert panel.ui.reinit_button.text() == (
+        "Re-initialise head 0's query and key weights (seed 3)"
+    )
     count = doc.undo_stack.count()
     trained = doc.matrix("W_Q").copy()
     click(qtbot, panel.ui.reinit_button)

@@ -98,6 +98,7 @@ class TrainLayout:
         self.plateau.setVisible(False)
 
         self.message = QLabel("", objectName="train.message", wordWrap=True)
+        self.message.setTextFormat(Qt.TextFormat.RichText)
         layout = QVBoxLayout(panel)
         layout.addLayout(form)
         layout.addLayout(grids, 1)

@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from mha_gui.engine.attention.forward import blocked_positions
 from mha_gui.engine.layer.numbers import num
 from mha_gui.engine.layer.values import parse_value
+from mha_gui.engine.panels.notation import rich_text
 from mha_gui.engine.teaching.training import (
     PLATEAU_DONE,
     Trainer,
@@ -346,7 +347,9 @@ class TrainPanel(QWidget):
     # ------------------------------------------------------------- re-initialise -----
     def _label_reinit(self, *_args) -> None:
         self.ui.reinit_button.setText(
-            f"Re-initialise head {self.head_index()}'s W^Q/W^K (seed {self.ui.seed.value()})"
+            # a button draws plain text, and Unicode has no superscript Q: say it in words
+            f"Re-initialise head {self.head_index()}'s query and key weights "
+            f"(seed {self.ui.seed.value()})"
         )
 
     def reinitialise(self) -> None:
@@ -408,7 +411,7 @@ class TrainPanel(QWidget):
         self.ui.set_theme(name)
 
     def _say(self, text: str, error: bool = False) -> None:
-        self.ui.message.setText(text)
+        self.ui.message.setText(rich_text(text))  # W^Q typeset, as everywhere
         self.ui.message.setStyleSheet(f"color: {ERROR_RED};" if error else "")
 
 
