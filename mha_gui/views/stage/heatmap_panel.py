@@ -12,6 +12,7 @@ its cells (value_labels.ValueLabels).
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -41,6 +42,12 @@ VALUE_LIMIT = 12
 def cell_ticks(labels: list[str], step: int = 1) -> list[tuple[float, str]]:
     """(position, text) of every `step`-th label, centred on its cell."""
     return [(i + 0.5, str(labels[i])) for i in range(0, len(labels), max(1, step))]
+
+
+# A stretching panel's labels are laid out again at most MAX_REFITS times in one burst of
+# resizes (refits less than REFIT_BURST_S apart): see HeatmapPanel._refit_cycles.
+MAX_REFITS = 12
+REFIT_BURST_S = 0.5
 
 
 class HeatmapPanel:
@@ -220,6 +227,8 @@ class HeatmapPanel:
         key = (size.label_px, size.row_step, size.col_step, size.rotated, size.bottom_h)
         if getattr(self, "_ticks_set", None) == key:
             return  # a resize that keeps the same labels: nothing to lay out again
+        if self.size is None and self._refit_cycles(key):
+            return
         self._ticks_set = key
         font = label_font(size.label_px)
         left, bottom = self.plot.getAxis("left"), self.plot.getAxis("bottom")
@@ -230,6 +239,24 @@ class HeatmapPanel:
                 bottom.setHeight(size.bottom_h)
             if left.isVisible():
                 left.setWidth(size.left_w)
+
+    def _refit_cycles(self, key: tuple) -> bool:
+        """True when laying the labels out again for the view box's present size would
+        go round in circles: the new labels resize the axis, the axis resizes the view
+        box, and the view box asks for the labels before (the soak's causal-6x16 seed 1:
+        the window never idle again). Within one burst of refits (no pause of
+        REFIT_BURST_S), a (size, labels) pair seen before, or more than MAX_REFITS
+        refits, keeps the labels that are set."""
+        rect = self.plot.getViewBox().sceneBoundingRect()
+        entry = (round(rect.width()), round(rect.height()), key)
+        now = time.monotonic()
+        if now - getattr(self, "_refit_time", -math.inf) > REFIT_BURST_S:
+            self._refits: list[tuple] = []
+        self._refit_time = now
+        if entry in self._refits or len(self._refits) >= MAX_REFITS:
+            return True
+        self._refits.append(entry)
+        return False
 
     def _row_step_for(self, height: float, px: float) -> int:
         pitch = height / max(1, self.rows)

@@ -180,3 +180,35 @@ def test_a_fit_whose_size_keeps_drifting_still_settles(qtbot, strip, monkeypatch
         assert strip.settled
     assert len(fits) <= query_strip.MAX_FITS + 1
     assert strip.canvas.minimumWidth() == 600 + 3 * len(fits)
+
+
+def test_labels_that_resize_their_own_view_box_stop_going_round(qtbot, strip, monkeypatch):
+    """The soak's causal-6x16 seed 1 (hung at + token): a strip panel's new labels
+    resized its axis, the axis its view box, and the view box asked for the previous
+    labels again, for ever. Within one burst of refits a (size, labels) pair seen before
+    keeps the labels that are set; after a pause the panel refits as before."""
+    from mha_gui.views.stage import heatmap_panel
+    from mha_gui.views.stage.square_grid import PanelSize
+
+    _settle(qtbot)
+    panel = strip.panels["a"]
+    axis = panel.plot.getAxis("bottom")
+    flip = [False]
+
+    def alternating(rows, cols, *_args):  # the two layouts of the cycle, in turn
+        flip[0] = not flip[0]
+        return PanelSize(rows, cols, 12.0, 9.0, 1, 1, flip[0], 30.0, 40.0 if flip[0] else 20.0)
+
+    laid_out = []
+    monkeypatch.setattr(heatmap_panel, "panel_size", alternating)
+    monkeypatch.setattr(axis, "set_labels", lambda *a, **k: laid_out.append(a))
+    clock = [1000.0]
+    monkeypatch.setattr(heatmap_panel.time, "monotonic", lambda: clock[0])
+    for _ in range(40):  # what the resize events of the cycle did
+        clock[0] += 0.001
+        panel._fit_ticks()
+    assert 1 <= len(laid_out) <= 3
+    clock[0] += 1.0  # a pause: a later resize is the user's, and refits
+    before = len(laid_out)
+    panel._fit_ticks()
+    assert len(laid_out) == before + 1
