@@ -183,78 +183,11 @@ roles of real heads (head_roles, model_roles, classroom)."""
 ''',
 }
 
-ENGINE_DOC = '''"""Pure NumPy engine of mha-gui: importable from a notebook, never imports Qt.
-
-    from mha_gui.engine import forward, load_preset
-    t = load_preset("toy").run()
-
-The modules sit in a few subpackages, one per idea, so that a newcomer finds the
-forward pass apart from the stage catalogue and the teaching views' numbers:
-
-- layer/: config, parameters, session_value (the Session), session (its files, with
-  session_codec), presets, values, numbers;
-- attention/: forward (the front door), trace, steps, scheduler, incremental,
-  validation, buffers, row_softmax, rope;
-- panels/: stages (the catalogue), panel_kinds, notation, colour_scale, stage_panels
-  (the descriptions), stage_data, stats, info;
-- teaching/: explain, quoted_cells, neuron, contributions, token_lines, difference,
-  identities, identity_parts, exercises, training, training_loss, training_targets,
-  head_roles, model_roles, classroom;
-- lessons/ (the lesson format and its checks) and models/ (real models);
-- resources (where the packaged resources are).
-
-The names below are the engine's public API. The flat layout's module names
-(`mha_gui.engine.stages`, `mha_gui.engine.training`, …) still import the moved modules
-(the finder at the end of this file), so notebooks written against them keep working.
-"""
-'''
-
+# The engine package's __init__ holds the finder of the flat layout's module names (its
+# one copy); this script only keeps its table of moved names, _MOVED, up to date.
 ALIAS_BEGIN = "# ---- the flat layout's module names (engine_move) ----"
-ALIAS_END = "# ---- end of the flat layout's module names ----"
-ALIAS_BLOCK = '''{begin}
-# `import mha_gui.engine.stages` gives mha_gui.engine.panels.stages itself: the same
-# module object, so its state is shared and a patch of one is a patch of the other.
-# `forward` is left out: the package binds that name to the function.
-_MOVED = {moved}
+MOVED_TABLE = re.compile(r"^_MOVED = \{\n(?:.*\n)*?\}\n", re.M)
 
-
-class _FlatNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds a flat name of a moved module (after the path finder found no file) and
-    loads it as the moved module itself; its own spec travels in the alias spec's
-    loader_state, so the finder keeps no state between imports."""
-
-    package = __name__
-
-    def find_spec(self, fullname, path=None, target=None):
-        package, _, name = fullname.rpartition(".")
-        if package != self.package or name not in _MOVED:
-            return None
-        real = f"{{package}}.{{_MOVED[name]}}.{{name}}"
-        return importlib.machinery.ModuleSpec(fullname, self, loader_state=real)
-
-    def create_module(self, spec):
-        module = importlib.import_module(spec.loader_state)
-        spec.loader_state = module.__spec__  # the import system sets __spec__ to `spec` next
-        return module
-
-    def exec_module(self, module):
-        module.__spec__ = module.__spec__.loader_state  # ... so the module gets its own back
-
-
-if not any(getattr(f, "package", None) == __name__ for f in sys.meta_path):
-    sys.meta_path.append(_FlatNames())
-
-
-def __getattr__(name):
-    """A flat name as an attribute (`mha_gui.engine.stages.STAGES` after `import
-    mha_gui.engine`), as the flat layout's own imports had bound it."""
-    if name in _MOVED:
-        return importlib.import_module(f"{{__name__}}.{{name}}")
-    raise AttributeError(f"module {{__name__!r}} has no attribute {{name!r}}")
-
-
-{end}
-'''
 
 TEXT_SUFFIXES = {".py", ".md", ".toml", ".txt", ".sh", ".spec", ".cfg", ".ini", ".rst", ".yml"}
 TEXT_NAMES = {"Makefile", "pyproject.toml"}
@@ -429,20 +362,12 @@ def rewrite_packages(text: str) -> str:
 
 
 def engine_init(text: str, moved: dict[str, str], shadowed: set[str]) -> str:
-    text = re.sub(r'\A"""(?:.|\n)*?"""\n', lambda _m: ENGINE_DOC, text, count=1)
+    """The engine's __init__ with its _MOVED table naming every moved module."""
+    if ALIAS_BEGIN not in text or not MOVED_TABLE.search(text):
+        raise SystemExit("mha_gui/engine/__init__.py has lost its flat-names block (_MOVED)")
     aliases = {n: s for n, s in sorted(moved.items()) if n not in shadowed}
-    table = "{\n" + "".join(f'    "{n}": "{s}",\n' for n, s in aliases.items()) + "}"
-    block = ALIAS_BLOCK.format(begin=ALIAS_BEGIN, end=ALIAS_END, moved=table)
-    if ALIAS_BEGIN in text:
-        start, end = text.index(ALIAS_BEGIN), text.index(ALIAS_END) + len(ALIAS_END) + 1
-        text = text[:start] + block + text[end:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    text = re.sub(r"^import importlib\.util\n", "", text, flags=re.M)  # the first draft's
-    for line in ("import importlib.abc", "import importlib.machinery", "import sys"):
-        if not re.search(rf"^{re.escape(line)}$", text, re.M):
-            text = text.replace(ENGINE_DOC, ENGINE_DOC + "\n" + line + "\n", 1)
-    return text
+    table = "{\n" + "".join(f'    "{n}": "{s}",\n' for n, s in aliases.items()) + "}\n"
+    return MOVED_TABLE.sub(lambda _m: "_MOVED = " + table, text, count=1)
 
 
 def main() -> int:
@@ -477,8 +402,8 @@ def main() -> int:
         new = rewrite(text)
         if p.name == "pyproject.toml" and p.parent == repo:
             new = rewrite_packages(new)
-        if p == engine / "__init__.py":
-            new = engine_init(new, moved, shadowed)
+        if p == engine / "__init__.py":  # its flat names are meant: only its table changes
+            new = engine_init(text, moved, shadowed)
         if new != text:
             changed.append(p)
             if not args.dry_run:

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from mha_gui.engine import Config, Session, random_parameters
 from mha_gui.engine.attention.incremental import IncrementalTrace
 from mha_gui.engine.layer.session import default_tokens
+from tests.engine.attention.spies import counted
 
 NAMES = ["X", "W_Q", "W_K", "W_V", "W_O", "b_Q", "b_K", "b_V", "b_O"]
 
@@ -130,9 +131,7 @@ def test_an_edit_of_a_few_rows_of_x_redoes_their_projections_only(monkeypatch):
     projected = []
     for name in ("_project_packed", "_project_heads", "project_all"):
         original = getattr(scheduler, name)
-        monkeypatch.setattr(
-            scheduler, name, lambda *a, _o=original, **k: (projected.append(1), _o(*a, **k))
-        )
+        monkeypatch.setattr(scheduler, name, counted(original, lambda _k: 1, projected))
     monkeypatch.setattr(scheduler, "JOBS_ABOVE_FLOPS", 0)  # the jobs' path
     s.params.X[3, 7] += 0.5
     s.params.X[60, 0] -= 2.0

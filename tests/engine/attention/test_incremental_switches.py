@@ -15,6 +15,7 @@ from mha_gui.engine.attention.incremental import IncrementalTrace
 from mha_gui.engine.layer.config import Config
 from mha_gui.engine.layer.parameters import random_parameters
 from mha_gui.engine.layer.session import Session, default_tokens
+from tests.engine.attention.spies import counted
 
 FIELDS = ("scores", "weights", "heads", "concat", "output", "contributions")
 
@@ -25,16 +26,6 @@ def assert_equals_fresh_forward(t, session):
         np.testing.assert_allclose(getattr(t, name), getattr(ref, name), atol=1e-12)
     assert np.array_equal(np.isneginf(t.scores), np.isneginf(ref.scores))
     assert np.array_equal(t.mask, ref.mask)
-
-
-def counted(real, record, calls):
-    """`real`, noting `record(kwargs)` in `calls` at each call."""
-
-    def spy(*args, **kwargs):
-        calls.append(record(kwargs))
-        return real(*args, **kwargs)
-
-    return spy
 
 
 def session_for(seed: int, causal: bool) -> Session:
