@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mha_gui.engine.layer.numbers import SMALLEST_PEAK, peak
+from mha_gui.engine.layer.numbers import LARGEST_PEAK, SMALLEST_PEAK, peak
 
 # Okabe–Ito, colour-blind safe, then a few extra distinct hues for many-head presets.
 HEAD_COLORS = (
@@ -268,7 +268,8 @@ def levels_for(kind: str, *arrays: np.ndarray) -> tuple[float, float]:
     if color_kind(kind) == "weights":
         return (0.0, 1.0)
     top = max((peak(np.asarray(a)) for a in arrays), default=0.0)
-    top = max(top, SMALLEST_PEAK) if top > 0 else 1.0  # never a subnormal range
+    # never a subnormal range, nor one whose span overflows
+    top = min(max(top, SMALLEST_PEAK), LARGEST_PEAK) if top > 0 else 1.0
     return (-top, top)
 
 

@@ -69,11 +69,14 @@ def peak(matrix: np.ndarray) -> float:
 # drawing code (pyqtgraph's axes and views, Qt's transforms) then meets inf and NaN.
 SMALLEST_PEAK = 1e-300
 SMALLEST_EXPONENT = -300  # a common factor 10^k is never smaller: 10.0**-324 is 0
+# ... nor a scale larger than ±1e300: a peak of 1.7e308 rounded up is inf, and a span of
+# ±1e308 overflows too; larger values take the scale's end colour and print as they are.
+LARGEST_PEAK = 1e300
 
 
 def nice_peak(value: float) -> float:
     """`value` rounded up to two significant digits (0.40626 → 0.41, 6 → 6, 127 → 130);
-    never below SMALLEST_PEAK (1.0 for 0 or a non-finite value).
+    never below SMALLEST_PEAK nor above LARGEST_PEAK (1.0 for 0 or a non-finite value).
 
     A stage's colour scale is ±nice_peak: the colour bar reads a round number, and a scrub
     step that nudges the largest value leaves the levels — and so every other panel's
@@ -83,6 +86,8 @@ def nice_peak(value: float) -> float:
         return 1.0
     if value <= SMALLEST_PEAK:
         return SMALLEST_PEAK
+    if value >= LARGEST_PEAK:
+        return LARGEST_PEAK
     exponent = math.floor(math.log10(value)) - 1
     digits = math.ceil(round(value / 10.0**exponent, 9))
     return float(f"{digits}e{exponent}")
@@ -128,7 +133,9 @@ def number_format(kind: str, levels: tuple[float, float]) -> NumberFormat:
     """Weights: 2 decimals. Signed values: 2 decimals (3 below 1); a peak below 0.01
     or from 10⁴ up is printed as d.dd × 10^k with k shared by the whole scale."""
     lo, hi = levels
-    top = max(abs(lo), abs(hi))
+    top = min(max(abs(lo), abs(hi)), LARGEST_PEAK)  # nan and ±inf: the largest scale
+    if math.isnan(top):
+        top = LARGEST_PEAK
     exponent, decimals = 0, 2
     if kind != "weights" and top > 0:
         mag = max(math.floor(math.log10(top)), SMALLEST_EXPONENT)
@@ -136,7 +143,7 @@ def number_format(kind: str, levels: tuple[float, float]) -> NumberFormat:
             exponent = mag
         else:
             decimals = 3 if mag < 0 else 2  # below 1: three places
-    step = abs(hi - lo) / 4 / 10.0**exponent
+    step = min(abs(hi / 4 - lo / 4), top / 2) / 10.0**exponent  # hi − lo may overflow
     tick_decimals = max(0, min(6, 1 - math.floor(math.log10(step)))) if step > 0 else 2
     return NumberFormat(exponent, decimals, tick_decimals)
 
@@ -152,5 +159,6 @@ def fixed_format(peak_value: float, decimals: int, kind: str = "values") -> Numb
         and peak_value > 0
         and (peak_value < 10.0 ** (1 - decimals) or peak_value >= 1e4)
     ):
+        peak_value = min(peak_value, LARGEST_PEAK)  # inf: the largest scale's factor
         exponent = max(math.floor(math.log10(peak_value)), SMALLEST_EXPONENT)
     return NumberFormat(exponent, decimals, decimals)

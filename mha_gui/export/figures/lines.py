@@ -32,6 +32,12 @@ CHIP_H = 28.0
 LABEL_MAX_W = 200.0
 
 
+def unit_interval(value: float) -> float:
+    """`value` clipped to 0..1 (0 for NaN): what a line's opacity and width can show; a
+    layer of overflowing numbers must not hand Qt a NaN pen width."""
+    return min(1.0, max(0.0, value)) if math.isfinite(value) else 0.0
+
+
 class LinesDrawing:
     """Token lines of `heads` (default all) for one StageData, in logical units.
 
@@ -245,9 +251,10 @@ class LinesDrawing:
             with saved(painter):
                 for ln in self.model.lines:
                     colour = QColor(theme.head_color(ln.head))
-                    colour.setAlphaF(max(0.0, min(1.0, ln.strength)))
+                    strength = unit_interval(ln.strength)
+                    colour.setAlphaF(strength)
                     pen = QPen(colour)
-                    pen.setWidthF(0.5 + 5.0 * ln.strength)
+                    pen.setWidthF(0.5 + 5.0 * strength)
                     pen.setCapStyle(Qt.PenCapStyle.RoundCap)
                     painter.setPen(pen)
                     off = self.head_offset(ln.head)
