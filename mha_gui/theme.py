@@ -277,8 +277,10 @@ def colors_for(values: np.ndarray, levels: tuple[float, float], lut: np.ndarray)
     """RGB (…, 3) uint8 for each value; non-finite values map to the middle colour."""
     lo, hi = levels
     span = hi - lo if hi > lo else 1.0
-    v = np.where(np.isfinite(values), values, (lo + hi) / 2)
-    idx = np.clip(((v - lo) / span * (len(lut) - 1)).round(), 0, len(lut) - 1).astype(int)
+    v = np.where(np.isfinite(values), values, lo / 2 + hi / 2)
+    with np.errstate(over="ignore", invalid="ignore"):  # levels of ±inf: NaN, made 0 below
+        position = np.nan_to_num((v - lo) / span * (len(lut) - 1))
+    idx = np.clip(position.round(), 0, len(lut) - 1).astype(int)
     return lut[idx]
 
 

@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from mha_gui import theme
 from mha_gui.document.cells import HEADED, KV, cell_index, is_bias
 from mha_gui.engine.layer.values import format_value, parse_value
+from mha_gui.views.widgets.never_raises import never_raises
 from mha_gui.views.widgets.rich_text import tooltip_html
 
 # Alpha of the value tint: light enough that black or white text stays readable on it.
@@ -150,9 +151,10 @@ class MatrixModel(QAbstractTableModel):
         v = self.value(row, col)
         top = len(theme.colormap_for("values", self.colormap)) - 1
         if not math.isfinite(v):
-            v = (lo + hi) / 2
-        span = hi - lo if hi > lo else 1.0
-        return min(top, max(0, round((v - lo) / span * top)))
+            v = lo / 2 + hi / 2
+        half_span = (hi / 2 - lo / 2) if hi > lo else 0.5  # halves: ±1e308 spans overflow
+        position = (v / 2 - lo / 2) / half_span * top
+        return min(top, max(0, round(position))) if math.isfinite(position) else top // 2
 
     def _tint_tables(self) -> tuple[list[tuple], list[tuple]]:
         base = QGuiApplication.palette().color(QPalette.ColorRole.Base)
@@ -178,6 +180,7 @@ class MatrixModel(QAbstractTableModel):
         h = min(self.document.view.head, c.h - 1)
         return range(h * c.d_v, (h + 1) * c.d_v)
 
+    @never_raises()
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
             return None
@@ -237,6 +240,7 @@ class MatrixModel(QAbstractTableModel):
             return self.name
         return str(row)
 
+    @never_raises()
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt
 
+from mha_gui.views.widgets.never_raises import never_raises
+
 
 class TokenListModel(QAbstractListModel):
     """Row i shows token i's label; its tooltip says "token i"."""
@@ -29,6 +31,7 @@ class TokenListModel(QAbstractListModel):
     def rowCount(self, parent=QModelIndex()) -> int:  # noqa: B008 (Qt's signature)
         return 0 if parent.isValid() else len(self._tokens)
 
+    @never_raises()
     def data(
         self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole
     ):

@@ -40,3 +40,15 @@ def test_ordinary_levels_map_as_before():
     pixels = colour_pixels(np.array([[-1.0, 0.0, 1.0]]), (-1.0, 1.0), LUT)
     assert pixels[0, 0] == LUT[0] and pixels[0, 2] == LUT[-1]
     assert pixels[0, 1] == LUT[len(LUT) // 2]
+
+
+@pytest.mark.parametrize("levels", [(-np.inf, np.inf), (-1e-320, 1e-320), (np.nan, 1.0)])
+def test_the_figures_colour_look_up_takes_any_levels(levels):
+    """theme.colors_for (every exported figure's cells): a colour of the map for every
+    value, never an index far outside it (the neuron view raised IndexError at 1e308)."""
+    lut = theme.colormap_for("values")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        colours = theme.colors_for(np.array([[1.0, np.nan, 1e308, -1e308]]), levels, lut)
+    assert colours.shape == (1, 4, 3)
+    assert all(any((c == row).all() for row in lut) for c in colours[0])
