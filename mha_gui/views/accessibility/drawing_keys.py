@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QFrame, QToolTip
 from mha_gui.views.accessibility.audit import dock_of
 from mha_gui.views.accessibility.heatmap_cursor import KeyboardMode
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
+from mha_gui.views.widgets.never_raises import never_raises
 
 K = Qt.Key
 NEXT = (K.Key_Right, K.Key_Down)
@@ -109,6 +110,7 @@ class DrawingKeys(QObject):
         items = self.items()
         return items[self.index][0] if 0 <= self.index < len(items) else None
 
+    @never_raises(default=False)
     def eventFilter(self, obj, event) -> bool:
         kind = event.type()
         if kind == QEvent.Type.ShortcutOverride and event.key() in KEYS and self.items():

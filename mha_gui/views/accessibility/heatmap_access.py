@@ -18,6 +18,7 @@ from mha_gui.engine.panels.stage_panels import KINDS, symbol
 from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.accessibility.heatmap_cursor import CellCursor, KeyboardMode
 from mha_gui.views.accessibility.heatmap_table import register_canvas
+from mha_gui.views.widgets.never_raises import never_raises
 
 CANVAS_HELP = (
     "Heatmaps of this stage, one table per panel. Arrow keys move the cell cursor, "
@@ -136,6 +137,7 @@ class _TabPlace(QObject):
         self._view = weakref.ref(view)
         canvas.installEventFilter(self)
 
+    @never_raises(default=False)
     def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Show:
             view = self._view()

@@ -30,6 +30,7 @@ from PySide6.QtGui import QAccessible, QAccessibleEvent, QBrush, QColor, QPen
 from PySide6.QtWidgets import QFrame, QGraphicsRectItem, QToolTip
 
 from mha_gui.views.accessibility.heatmap_table import CanvasTables, cell_rect
+from mha_gui.views.widgets.never_raises import never_raises
 
 K = Qt.Key
 MOVES = {
@@ -101,6 +102,7 @@ class FocusFrame(QFrame):
         self.hide()
         widget.installEventFilter(self)
 
+    @never_raises(default=False)
     def eventFilter(self, obj, event) -> bool:
         if event.type() == QEvent.Type.Resize:
             self.setGeometry(obj.rect())
@@ -236,6 +238,7 @@ class CellCursor(QObject):
         holder.ensureVisible(centre.x(), centre.y(), rect.width() + 24, rect.height() + 24)
 
     # ----------------------------------------------------------------- keys --------
+    @never_raises(default=False)
     def eventFilter(self, obj, event) -> bool:
         kind = event.type()
         if kind == QEvent.Type.ShortcutOverride and cursor_key(event):

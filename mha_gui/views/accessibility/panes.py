@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QDockWidget, QMenuBar, QToolButton, QWidget
 
 from mha_gui.views.accessibility.audit import accessible_name, dock_of, focusable_widgets
 from mha_gui.views.accessibility.drawing_keys import attach_drawings
+from mha_gui.views.widgets.never_raises import never_raises
 
 NEXT_PANE_KEY = "F6"
 PREVIOUS_PANE_KEY = "Shift+F6"
@@ -64,6 +65,7 @@ class _MenuTitle(QObject):
         super().__init__(button)
         button.installEventFilter(self)
 
+    @never_raises(default=False)
     def eventFilter(self, obj, event) -> bool:
         menu = obj.menu() if event.type() == QEvent.Type.Show else None
         if menu is not None and not menu.title():

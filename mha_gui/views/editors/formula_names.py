@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from mha_gui.engine.panels.notation import rich_text
+from mha_gui.views.widgets.never_raises import never_raises
 
 _MARKS = re.compile(r"[_^]")
 
@@ -69,6 +70,7 @@ class FormulaStyle(QProxyStyle):
         super().__init__()  # no base: the application's style, whichever it becomes
         self._menu_x: dict[tuple, float] = {}
 
+    @never_raises()
     def drawControl(self, element, option, painter, widget=None) -> None:
         kinds = QStyle.ControlElement
         if element == kinds.CE_TabBarTabLabel and isinstance(option, QStyleOptionTab):
@@ -178,6 +180,7 @@ class _TabWatcher(QObject):
             bar.installEventFilter(self)
         name_tabs(bar)
 
+    @never_raises(default=False)
     def eventFilter(self, obj, event) -> bool:
         kind = event.type()
         if kind == QEvent.Type.ChildPolished and isinstance(event.child(), QTabBar):

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from mha_gui.engine.layer.parameters import VALUE_LIMIT
 from mha_gui.engine.layer.values import format_value, parse_block, to_tsv
 from mha_gui.views.editors.matrix_model import MatrixModel
+from mha_gui.views.widgets.never_raises import never_raises
 
 _drag_ids = itertools.count(1)
 NUMBER_CHARS = set("0123456789.,+-−eE ")
@@ -274,6 +275,7 @@ class MatrixTable(QTableView):
         value = m.value(row, col) + notches * 10 * self.scrub_step()
         self._set_scrubbed(row, col, value, key)
 
+    @never_raises(default=False)
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:
         if obj is not self.viewport():
             return False

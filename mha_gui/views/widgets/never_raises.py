@@ -30,7 +30,7 @@ def never_raises(default=None):
                 text = f"{type(self).__name__}.{method.__name__}: {type(exc).__name__}: {exc}"
                 if text not in reported:
                     reported.add(text)
-                    log.error("cannot draw this: %s", text, exc_info=exc)
+                    log.error("a Qt override failed: %s", text, exc_info=exc)
                 return default
 
         return guarded

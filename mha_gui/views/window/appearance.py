@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle
 
 from mha_gui import theme
 from mha_gui.export.painter import saved
+from mha_gui.views.widgets.never_raises import never_raises
 
 _system_palette: QPalette | None = None
 _base_point_size: float | None = None
@@ -43,6 +44,7 @@ class _VisibleIndicators(QProxyStyle):
 
     _FRAMED = (QStyle.PrimitiveElement.PE_IndicatorCheckBox,)
 
+    @never_raises()
     def drawPrimitive(self, element, option, painter, widget=None) -> None:
         super().drawPrimitive(element, option, painter, widget)
         if element in self._FRAMED:

@@ -41,7 +41,7 @@ def test_every_cell_answers_for_extreme_values(qapp, caplog, extreme):
                 value = model.data(model.index(r, c), role)
                 assert value is not None, (r, c, role)
             assert isinstance(model.data(model.index(r, c), Qt.ItemDataRole.BackgroundRole), QColor)
-    assert not [r for r in caplog.records if "cannot draw this" in r.getMessage()]
+    assert not caplog.records
 
 
 def test_an_override_that_raises_returns_its_default_and_is_reported_once(caplog):
@@ -56,4 +56,4 @@ def test_an_override_that_raises_returns_its_default_and_is_reported_once(caplog
     assert model.data(4) == 0.25
     assert [model.data(0) for _ in range(3)] == ["?", "?", "?"]
     said = [r.getMessage() for r in caplog.records]
-    assert said == ["cannot draw this: Model.data: ZeroDivisionError: division by zero"]
+    assert said == ["a Qt override failed: Model.data: ZeroDivisionError: division by zero"]

@@ -20,6 +20,7 @@ from mha_gui.engine.lessons.condition_syntax import CELL_KINDS
 from mha_gui.engine.lessons.conditions import cell_position, token_position
 from mha_gui.engine.lessons.lesson import Point
 from mha_gui.views.widgets.drawing_widget import guarded_paint
+from mha_gui.views.widgets.never_raises import never_raises
 
 ACCENT = "#e65100"  # orange: distinct from the query outline and every colour map
 CALLOUT_BG = "#fff3e0"
@@ -189,6 +190,7 @@ class PointerOverlay(QWidget):
         return QRect(canvas.mapTo(self.window_, local.topLeft()), local.size())
 
     # ---------------------------------------------------------------- painting -----
+    @never_raises(default=False)
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.window_ and event.type() in (
             QEvent.Type.Resize,
