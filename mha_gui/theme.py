@@ -267,21 +267,36 @@ def levels_for(kind: str, *arrays: np.ndarray) -> tuple[float, float]:
     """
     if color_kind(kind) == "weights":
         return (0.0, 1.0)
-    top = max((peak(np.asarray(a)) for a in arrays), default=0.0)
-    # never a subnormal range, nor one whose span overflows
+    return symmetric_levels(max((peak(np.asarray(a)) for a in arrays), default=0.0))
+
+
+def symmetric_levels(top: float) -> tuple[float, float]:
+    """±top, never a subnormal range nor one whose span overflows (±SMALLEST_PEAK …
+    ±LARGEST_PEAK); ±1 when there is nothing to scale (0 or NaN)."""
     top = min(max(top, SMALLEST_PEAK), LARGEST_PEAK) if top > 0 else 1.0
     return (-top, top)
 
 
+def colour_index(values, levels: tuple[float, float], size: int) -> np.ndarray:
+    """The entry of a `size`-entry colour map each value takes on `levels` (rounded,
+    clipped at both ends); a non-finite value, or any value on non-finite levels, takes
+    the middle entry. Computed in halves: the span of ±1e308 overflows, and the halves of
+    ±5e-324 are 0 (an empty span counts as 1)."""
+    lo, hi = levels
+    half_span = hi / 2 - lo / 2
+    if not half_span > 0:
+        half_span = 0.5
+    middle = (size - 1) / 2
+    v = np.asarray(values, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        position = (np.where(np.isfinite(v), v, lo / 2 + hi / 2) / 2 - lo / 2) / half_span
+        position = np.nan_to_num(position * (size - 1), nan=middle, posinf=middle, neginf=middle)
+    return np.clip(position.round(), 0, size - 1).astype(int)
+
+
 def colors_for(values: np.ndarray, levels: tuple[float, float], lut: np.ndarray) -> np.ndarray:
     """RGB (…, 3) uint8 for each value; non-finite values map to the middle colour."""
-    lo, hi = levels
-    span = hi - lo if hi > lo else 1.0
-    v = np.where(np.isfinite(values), values, lo / 2 + hi / 2)
-    with np.errstate(over="ignore", invalid="ignore"):  # levels of ±inf: NaN, made 0 below
-        position = np.nan_to_num((v - lo) / span * (len(lut) - 1))
-    idx = np.clip(position.round(), 0, len(lut) - 1).astype(int)
-    return lut[idx]
+    return lut[colour_index(values, levels, len(lut))]
 
 
 def text_color_on(rgb) -> str:

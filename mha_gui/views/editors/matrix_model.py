@@ -21,7 +21,6 @@ from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 
 from mha_gui import theme
 from mha_gui.document.cells import HEADED, KV, cell_index, is_bias
-from mha_gui.engine.layer.numbers import LARGEST_PEAK, SMALLEST_PEAK
 from mha_gui.engine.layer.values import format_value, parse_value
 from mha_gui.views.widgets.never_raises import never_raises
 from mha_gui.views.widgets.rich_text import tooltip_html
@@ -139,27 +138,16 @@ class MatrixModel(QAbstractTableModel):
             full = self.document.matrix(self.name)
             hi = float(full.max()) if full.size else 0.0
             lo = float(full.min()) if full.size else 0.0
-            if math.isfinite(hi) and math.isfinite(lo):
-                peak = max(hi, -lo)  # parameters are finite: two reductions, no copies
-                # the colour scale's floor and ceiling, as the heatmaps' (theme.levels_for)
-                peak = min(max(peak, SMALLEST_PEAK), LARGEST_PEAK)
-                self._levels = (-peak, peak) if peak > 0 else (-1.0, 1.0)
+            if math.isfinite(hi) and math.isfinite(lo):  # two reductions, no copies
+                self._levels = theme.symmetric_levels(max(hi, -lo))
             else:
                 self._levels = theme.levels_for("values", full)
         return self._levels
 
     def _tint_index(self, row: int, col: int) -> int:
         """Which entry of the colour map tints a cell (the one `theme.colors_for` picks)."""
-        lo, hi = self.levels()
-        v = self.value(row, col)
-        top = len(theme.colormap_for("values", self.colormap)) - 1
-        if not math.isfinite(v):
-            v = lo / 2 + hi / 2
-        half_span = hi / 2 - lo / 2  # halves: a span of ±1e308 overflows
-        if not half_span > 0:  # empty, or ±5e-324 (whose halves are 0)
-            half_span = 0.5
-        position = (v / 2 - lo / 2) / half_span * top
-        return min(top, max(0, round(position))) if math.isfinite(position) else top // 2
+        size = len(theme.colormap_for("values", self.colormap))
+        return int(theme.colour_index(self.value(row, col), self.levels(), size))
 
     def _tint_tables(self) -> tuple[list[tuple], list[tuple]]:
         base = QGuiApplication.palette().color(QPalette.ColorRole.Base)
