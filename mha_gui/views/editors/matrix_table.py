@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from mha_gui.engine.layer.parameters import VALUE_LIMIT
 from mha_gui.engine.layer.values import format_value, parse_block, to_tsv
+from mha_gui.views.editors.label_header import LabelHeader
 from mha_gui.views.editors.matrix_model import MatrixModel
 from mha_gui.views.widgets.never_raises import never_raises
 
@@ -83,7 +84,12 @@ class MatrixTable(QTableView):
         super().__init__(parent)
         self.matrix_model = model
         self.setObjectName(f"editor.{model.name}")
+        # headers that size themselves from their widest labels (views/editors/label_header.py)
+        self.setHorizontalHeader(LabelHeader(Qt.Orientation.Horizontal, self))
+        self.setVerticalHeader(LabelHeader(Qt.Orientation.Vertical, self))
         self.setModel(model)
+        self.horizontalHeader().follow(model)
+        self.verticalHeader().follow(model)
         self.setItemDelegate(NumberDelegate(self))
         self.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)

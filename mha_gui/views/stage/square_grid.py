@@ -95,6 +95,13 @@ def text_width(texts, px: float) -> float:
     return max((fm.horizontalAdvance(t) for t in texts), default=0.0)
 
 
+@lru_cache(maxsize=512)
+def _widest(labels: tuple[str, ...], step: int, px: float) -> float:
+    """text_width of every `step`-th label, remembered: fitting a layout tries ~30
+    scales, most with the same label size, over the same 2048 token labels."""
+    return text_width(labels[::step], px)
+
+
 def tick_step(count: int, limit: int = 16) -> int:
     """Label every k-th row/column so that at most about `limit` labels are drawn; k is
     a round number (1, 2, 4, 5, 10, 20, 25, 50, 100, …) so the labels read as an even scale
@@ -167,8 +174,8 @@ def panel_size(
     col_px = min(px, max(LABEL_MIN_PX, col_step * cell * 0.8))
     px = min(row_px, col_px)
     fm = _metrics(px)
-    widest_row = text_width(row_labels[::row_step], px)
-    widest_col = text_width(col_labels[::col_step], px)
+    widest_row = _widest(tuple(row_labels), row_step, px)
+    widest_col = _widest(tuple(col_labels), col_step, px)
     rotated = widest_col > col_step * cell * 0.95
     extra = AXIS_TITLE_PX * z if axis_titles else 0.0
     left = math.ceil(widest_row + 8 + extra)
@@ -242,9 +249,15 @@ def _grid_extent(boxes: list[tuple[float, float]], cols: int) -> tuple[float, fl
     return sum(widths), sum(heights)
 
 
-def _labels(kind: str, config, tokens) -> tuple[list[str], list[str]]:
-    rows = list(axis_labels(tuple(tokens)))
-    cols = list(axis_labels(tuple(KINDS[kind].columns(config, tokens))))
+def _labels(kind: str, config, tokens) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return _labels_of(kind, config, tuple(tokens))
+
+
+@lru_cache(maxsize=64)
+def _labels_of(kind: str, config, tokens: tuple) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A kind's row and column labels, made once per layer (a fit asks ~30 times)."""
+    rows = axis_labels(tokens)
+    cols = axis_labels(tuple(KINDS[kind].columns(config, list(tokens))))
     return rows, cols
 
 
