@@ -73,7 +73,7 @@ class AttentionView(QWidget):
         super().__init__(parent)
         self.document = document
         self.setObjectName("attentionView")
-        self.setMinimumSize(320, 240)
+        self.setMinimumSize(320, 200)
         self.rebuild_count = 0
         # the (query, key) pair under the last right-click on a scores/weights panel
         self.menu_pair: tuple[int, int] | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize
+from PySide6.QtCore import QEvent, QSize
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
@@ -33,9 +33,14 @@ from mha_gui.views.stage.square_grid import (
 )
 from mha_gui.views.stage.stage_scene import discard_widget, fit_to_content, scroll_holder
 from mha_gui.views.widgets.canvas import new_canvas
+from mha_gui.views.widgets.never_raises import never_raises
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
+# The strip's height, at least: its size hint (every row), but at most MIN_SHARE of the
+# window's height, and never below MIN_HEIGHT.
+MIN_SHARE = 0.33
+MIN_HEIGHT = 90
 # Every key named legibly up to READABLE tokens: a key column is at least this wide (× the
 # strip's zoom), so its upright label is drawn at 0.8 × 14 ≈ 11 px (≥ 10 px) and one
 # label's line never touches the next; a strip that then needs more width scrolls.
@@ -83,7 +88,8 @@ class QueryStrip(QWidget):
         self._fit_settled = False
         self.canvas: pg.GraphicsLayoutWidget | None = None
         self._built_for: tuple | None = None  # the panel shapes of the last rebuild
-        self.setMinimumHeight(90)
+        self._window_height = 0  # the window's height the minimum was last taken at
+        self._watched = None  # the window whose resizes it follows
 
         # Counters for tests and benchmarks: panels built, and every panel and title
         # refreshed. One edit that changes shape, config and tokens at once (+ token)
@@ -111,8 +117,44 @@ class QueryStrip(QWidget):
         # small enough that the heads above keep most of a 720 px projector's height
         zoom = self.options.zoom
         height = 112 + 12 * min(self.document.config.h, 8) + 40 * (zoom - 1)
-        hint.setHeight(round(height + self._key_label_room()))
+        height += self._key_label_room()
+        if self.canvas is not None:  # what its items were fitted to (12 heads' rows, …)
+            height = max(height, self.canvas.minimumHeight())
+        hint.setHeight(round(height))
         return hint
+
+    def minimumSizeHint(self):
+        """Never squeezed below the height its rows need (a dock opened below the window
+        takes the room from the grid above, which scrolls, not from the strip's rows),
+        but at most MIN_SHARE of the window's height: a short window keeps its grid."""
+        hint = super().minimumSizeHint()
+        window = self.window()
+        share = MIN_SHARE * window.height() if window is not self else self.sizeHint().height()
+        hint.setHeight(round(max(MIN_HEIGHT, min(self.sizeHint().height(), share))))
+        return hint
+
+    def _follow_window(self) -> None:
+        """The minimum is a share of the window's height: ask again when that changed."""
+        height = self.window().height()
+        if height != self._window_height:
+            self._window_height = height
+            self.updateGeometry()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        window = self.window()
+        if window is not self and window is not self._watched:
+            if self._watched is not None:
+                self._watched.removeEventFilter(self)
+            window.installEventFilter(self)
+            self._watched = window
+        self._follow_window()
+
+    @never_raises(default=False)
+    def eventFilter(self, obj, event) -> bool:
+        if obj is self._watched and event.type() == QEvent.Type.Resize:
+            self._follow_window()
+        return False
 
     def _key_label_room(self) -> float:
         """The height the key labels need beyond one line when they stand upright
@@ -237,6 +279,7 @@ class QueryStrip(QWidget):
             tallest = max(h for _w, h in [*seen, now])
             self.canvas.setMinimumSize(QSize(widest, tallest))
         seen.append(now)
+        self.updateGeometry()  # the size hint covers the fitted canvas
 
     def _shapes(self) -> tuple:
         c = self.document.config
