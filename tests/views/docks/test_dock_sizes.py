@@ -14,8 +14,10 @@ pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSi
 EDITORS = {"X", "config", "W_Q", "W_K", "W_V", "W_O"}
 
 
-def open_alone(window, qtbot, name: str):
-    window.document.open_preset("causal-6x16")
+def open_alone(window, qtbot, name: str, preset: str = "causal-6x16"):
+    """The window at 1280×720 on `preset` with dock `name` the only one shown beside the
+    editors: (the dock, its size before it showed, its view)."""
+    window.document.open_preset(preset)
     window.resize(1280, 720)
     window.show()
     for other, dock in window.docks.items():

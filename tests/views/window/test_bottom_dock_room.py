@@ -7,9 +7,9 @@ import pytest
 from PySide6.QtWidgets import QScrollArea
 
 from mha_gui.views.stage.query_strip import MIN_SHARE
+from tests.views.docks.test_dock_sizes import open_alone
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
-EDITORS = {"X", "config", "W_Q", "W_K", "W_V", "W_O"}
 
 
 def _strip_scroll(window) -> QScrollArea:
@@ -18,16 +18,7 @@ def _strip_scroll(window) -> QScrollArea:
 
 @pytest.mark.parametrize("preset", ["causal-6x16", "gqa", "bert-base"])
 def test_the_strip_keeps_its_rows_beside_a_bottom_dock(window, qtbot, preset):
-    window.document.open_preset(preset)
-    window.resize(1280, 720)
-    window.show()
-    for name, dock in window.docks.items():
-        if name not in EDITORS:
-            dock.hide()
-    qtbot.waitExposed(window)
-    dock = window.docks["model"]
-    dock.show()
-    dock.raise_()
+    dock, _before, _view = open_alone(window, qtbot, "model", preset)
     strip = window.query_strip
     qtbot.waitUntil(lambda: dock.height() > 150 and strip.settled)
     # the strip has the height its rows need, and nothing of it scrolls out of sight
