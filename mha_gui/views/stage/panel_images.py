@@ -36,8 +36,16 @@ def block_mean(matrix: np.ndarray, kr: int, kc: int) -> np.ndarray:
     pr, pc = -rows % kr, -cols % kc
     if pr or pc:
         matrix = np.pad(matrix, ((0, pr), (0, pc)), mode="edge")
-    r, c = matrix.shape
-    return matrix.reshape(r // kr, kr, c // kc, kc).mean(axis=(1, 3))
+    # the sum of kc strided column views, then of kr row views: elementwise adds, where
+    # a mean over the short axes of a (r/kr, kr, c/kc, kc) view ran ~5 ms per 512×768
+    # panel (an n = 512 output stage's 13 panels: ~70 ms of each edit's preparation)
+    cols = matrix[:, 0::kc] + matrix[:, 1::kc] if kc > 1 else matrix
+    for j in range(2, kc):
+        cols += matrix[:, j::kc]
+    total = cols[0::kr] + cols[1::kr] if kr > 1 else cols
+    for i in range(2, kr):
+        total += cols[i::kr]
+    return total / (kr * kc)
 
 
 def packed_lut(lut) -> np.ndarray | None:
@@ -64,6 +72,8 @@ def colour_pixels(image: np.ndarray, levels: tuple[float, float], lut32: np.ndar
         index = np.multiply(image, 0.5, dtype=np.float64)
         index -= 0.5 * lo
         index *= scale
-    np.clip(index, 0, n - 1, out=index)
-    np.nan_to_num(index, copy=False, nan=0.0)  # a NaN would cast to an index far outside
-    return lut32[index.astype(np.intp)]
+    # clipped at both ends; fmax/fmin take the number where the other is NaN, so a NaN
+    # (which would cast to an index far outside) becomes 0 in the same two passes
+    np.fmax(index, 0, out=index)
+    np.fmin(index, n - 1, out=index)
+    return lut32.take(index.astype(np.intp))
