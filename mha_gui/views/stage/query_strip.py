@@ -112,6 +112,7 @@ class QueryStrip(QWidget):
         waits for after an action)."""
         return not (self._later.pending or self._fit_later.pending)
 
+    @never_raises(default=QSize(0, MIN_HEIGHT))
     def sizeHint(self):
         hint = super().sizeHint()
         # small enough that the heads above keep most of a 720 px projector's height
@@ -123,6 +124,7 @@ class QueryStrip(QWidget):
         hint.setHeight(round(height))
         return hint
 
+    @never_raises(default=QSize(0, MIN_HEIGHT))
     def minimumSizeHint(self):
         """Never squeezed below the height its rows need (a dock opened below the window
         takes the room from the grid above, which scrolls, not from the strip's rows),
