@@ -29,6 +29,7 @@ from mha_gui.engine.panels.stages import STAGES
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.settings.display_settings import STAGE_LAYOUTS
 from mha_gui.views.stage.cell_actions import CellActions
+from mha_gui.views.stage.head_swap import retarget
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.hidden_cells import HiddenCells
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
@@ -266,6 +267,19 @@ class AttentionView(QWidget):
         """Is `scene`'s layout still the one for the view's size (and inspected head)?"""
         return scene.geometry == self._geometry()
 
+    def _fits_or_retargets(self, scene: StageScene) -> bool:
+        """`_fits`, or (one head big, another head inspected) made to fit by showing the
+        heads in the places they now take (head_swap.py): it then owes new pixels."""
+        if self._fits(scene):
+            return True
+        kinds = {g.head: g.kinds for g in self._groups()}
+        return retarget(
+            scene,
+            self._geometry(),
+            kinds,
+            lambda panel, kind, head: self.builder.retargeted(scene, panel, kind, head),
+        )
+
     def _schedule_rebuild(self) -> None:
         self._rebuild_later.schedule()
 
@@ -306,7 +320,7 @@ class AttentionView(QWidget):
         if self.rebuild_due:
             self.rebuild()  # the shapes or the config changed: nothing kept is valid
             return
-        scene = self.scenes.switch(self.document.view.stage, self._fits)
+        scene = self.scenes.switch(self.document.view.stage, self._fits_or_retargets)
         if not scene.built:
             self._build()
             return
@@ -409,7 +423,14 @@ class AttentionView(QWidget):
         if self.document.view.stage != self.scene.stage:
             self.show_stage()
         elif self.scene.built and not self._fits(self.scene):
-            self._relayout()  # one-big: another head is inspected, it is drawn big
+            # one-big: another head is inspected, it is drawn big — by the panels there
+            # (new heads, titles, pixels), or in a stage built anew when they cannot
+            if self._fits_or_retargets(self.scene):
+                pending, self.scene.pending = self.scene.pending, None
+                self._update_all(*pending)
+                self.headings.update()
+            else:
+                self._relayout()
         else:
             self.headings.update()
 

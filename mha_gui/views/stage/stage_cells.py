@@ -51,8 +51,8 @@ class StageCells:
         the size the scene's geometry gives it, detached (the view adds it to the
         canvas). A thumbnail (one-big layout) has no axes and no numbers; a click on it
         inspects its head."""
-        doc, options = self.document, self.options
-        c, pal = doc.config, options.palette
+        options = self.options
+        pal = options.palette
         geometry = scene.geometry
         thumb = geometry.places[group.head].thumb
         cell = pg.GraphicsLayout()
@@ -71,12 +71,7 @@ class StageCells:
             shape = (size.rows, size.cols)
             plot = add_plot(cell, 1, j)
             if len(group.kinds) > 1 and not thumb:
-                plot.setTitle(
-                    f"{symbol(kind, head, c).html}  <span style='color:{pal.muted}'>"
-                    f"{shape[0]}×{shape[1]}</span>",
-                    color=pal.text,
-                    size=options.pt(10),
-                )
+                self.plot_title(plot, kind, head, shape)
             panel = HeatmapPanel(
                 plot,
                 kind,
@@ -101,6 +96,25 @@ class StageCells:
         fixed = QSizePolicy.Policy.Fixed
         cell.setSizePolicy(fixed, fixed)  # its column may be wider: it stays its size
         return cell
+
+    def plot_title(self, plot, kind: str, head: int | None, shape: tuple[int, int]) -> None:
+        """A panel's own title in a group of several (Q₀, K₀, V₀ …): symbol and shape."""
+        pal = self.options.palette
+        plot.setTitle(
+            f"{symbol(kind, head, self.document.config).html}  "
+            f"<span style='color:{pal.muted}'>{shape[0]}×{shape[1]}</span>",
+            color=pal.text,
+            size=self.options.pt(10),
+        )
+
+    def retargeted(self, scene: StageScene, panel: HeatmapPanel, kind: str, head: int) -> None:
+        """`panel` now shows `head` (one head big, another head inspected): its own title
+        if its group has several panels, and that head's hidden cells."""
+        group_kinds = [k for (k, h) in scene.panels if h == head] or [kind]
+        thumb = scene.geometry.places[head].thumb if scene.geometry is not None else False
+        if len(group_kinds) > 1 and not thumb:
+            self.plot_title(panel.plot, kind, head, (panel.rows, panel.cols))
+        self._hide_cells(panel, kind, head)
 
     def finish(self, scene: StageScene, lut, nrows: int, col: int) -> None:
         """Every head is in: the concat bands over H and the stage's colour bar (its levels
