@@ -268,17 +268,29 @@ class AttentionView(QWidget):
         return scene.geometry == self._geometry()
 
     def _fits_or_retargets(self, scene: StageScene) -> bool:
-        """`_fits`, or (one head big, another head inspected) made to fit by showing the
-        heads in the places they now take (head_swap.py): it then owes new pixels."""
-        if self._fits(scene):
-            return True
+        """`_fits`, or made to fit by `_retarget`."""
+        return self._fits(scene) or self._retarget(scene)
+
+    def _retarget(self, scene: StageScene) -> bool:
+        """One head big, another head inspected: the scene's panels show the heads in the
+        places they now take (head_swap.py); it then owes new pixels. False (nothing
+        changed) when the new layout differs in more than that."""
         kinds = {g.head: g.kinds for g in self._groups()}
-        return retarget(
-            scene,
-            self._geometry(),
-            kinds,
-            lambda panel, kind, head: self.builder.retargeted(scene, panel, kind, head),
-        )
+        geometry = self._geometry()
+
+        def moved(panel, kind: str, head: int) -> None:
+            thumb = geometry.places[head].thumb
+            self.builder.retargeted(panel, kind, head, several=len(kinds[head]) > 1, thumb=thumb)
+
+        return retarget(scene, geometry, kinds, moved)
+
+    def _catch_up(self, scene: StageScene) -> None:
+        """The changes `scene` missed (while hidden, or its heads re-targeted) drawn, and
+        its titles and highlights set."""
+        if scene.pending is not None:
+            pending, scene.pending = scene.pending, None
+            self._update_all(*pending)
+        self.headings.update()
 
     def _schedule_rebuild(self) -> None:
         self._rebuild_later.schedule()
@@ -327,10 +339,7 @@ class AttentionView(QWidget):
         if scene.relabel:
             scene.relabel = False
             self._relabel()
-        if scene.pending is not None:
-            pending, scene.pending = scene.pending, None
-            self._update_all(*pending)
-        self.headings.update()
+        self._catch_up(scene)
         self._fit_later.schedule()
 
     def _build(self) -> None:
@@ -425,10 +434,8 @@ class AttentionView(QWidget):
         elif self.scene.built and not self._fits(self.scene):
             # one-big: another head is inspected, it is drawn big — by the panels there
             # (new heads, titles, pixels), or in a stage built anew when they cannot
-            if self._fits_or_retargets(self.scene):
-                pending, self.scene.pending = self.scene.pending, None
-                self._update_all(*pending)
-                self.headings.update()
+            if self._retarget(self.scene):
+                self._catch_up(self.scene)
             else:
                 self._relayout()
         else:

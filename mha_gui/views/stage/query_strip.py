@@ -130,9 +130,10 @@ class QueryStrip(QWidget):
         takes the room from the grid above, which scrolls, not from the strip's rows),
         but at most MIN_SHARE of the window's height: a short window keeps its grid."""
         hint = super().minimumSizeHint()
+        rows = self.sizeHint().height()
         window = self.window()
-        share = MIN_SHARE * window.height() if window is not self else self.sizeHint().height()
-        hint.setHeight(round(max(MIN_HEIGHT, min(self.sizeHint().height(), share))))
+        share = MIN_SHARE * window.height() if window is not self else rows
+        hint.setHeight(round(max(MIN_HEIGHT, min(rows, share))))
         return hint
 
     def _follow_window(self) -> None:

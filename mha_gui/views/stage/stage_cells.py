@@ -70,8 +70,7 @@ class StageCells:
             size = geometry.size(kind, group.head)
             shape = (size.rows, size.cols)
             plot = add_plot(cell, 1, j)
-            if len(group.kinds) > 1 and not thumb:
-                self.plot_title(plot, kind, head, shape)
+            self._own_title(plot, kind, head, shape, several=len(group.kinds) > 1, thumb=thumb)
             panel = HeatmapPanel(
                 plot,
                 kind,
@@ -97,8 +96,11 @@ class StageCells:
         cell.setSizePolicy(fixed, fixed)  # its column may be wider: it stays its size
         return cell
 
-    def plot_title(self, plot, kind: str, head: int | None, shape: tuple[int, int]) -> None:
-        """A panel's own title in a group of several (Q₀, K₀, V₀ …): symbol and shape."""
+    def _own_title(self, plot, kind: str, head, shape, *, several: bool, thumb: bool) -> None:
+        """A panel's own title — symbol and shape (Q₀ 4×2) — when its group has several
+        panels and it is not a thumbnail (the group's title names a lone panel)."""
+        if not several or thumb:
+            return
         pal = self.options.palette
         plot.setTitle(
             f"{symbol(kind, head, self.document.config).html}  "
@@ -107,13 +109,14 @@ class StageCells:
             size=self.options.pt(10),
         )
 
-    def retargeted(self, scene: StageScene, panel: HeatmapPanel, kind: str, head: int) -> None:
+    def retargeted(
+        self, panel: HeatmapPanel, kind: str, head: int, *, several: bool, thumb: bool
+    ) -> None:
         """`panel` now shows `head` (one head big, another head inspected): its own title
-        if its group has several panels, and that head's hidden cells."""
-        group_kinds = [k for (k, h) in scene.panels if h == head] or [kind]
-        thumb = scene.geometry.places[head].thumb if scene.geometry is not None else False
-        if len(group_kinds) > 1 and not thumb:
-            self.plot_title(panel.plot, kind, head, (panel.rows, panel.cols))
+        and that head's hidden cells, as `cell` gives a new panel."""
+        self._own_title(
+            panel.plot, kind, head, (panel.rows, panel.cols), several=several, thumb=thumb
+        )
         self._hide_cells(panel, kind, head)
 
     def finish(self, scene: StageScene, lut, nrows: int, col: int) -> None:
