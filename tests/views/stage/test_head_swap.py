@@ -101,3 +101,19 @@ def test_hidden_cells_follow_their_head(qtbot):
         assert set(panel.marks.hidden) == want, (kind, head)
     view.blanks.set(None)
     w.document.undo_stack.setClean()
+
+
+def test_a_screen_reader_hears_the_heads_the_panels_now_show(qtbot):
+    """Each panel is an accessible table named by its symbol: after the swap the
+    table in the big place is A₅ and its cells read head 5's weights."""
+    from tests.views.accessibility.helpers import NAME, VALUE, cell, tables
+
+    w, view, doc = opened(qtbot, 3)
+    then(qtbot, w, lambda: doc.set_head(5))
+    names = [t.text(NAME) for t in tables(view.canvas)]
+    assert sorted(names) == sorted(f"A{'₀₁₂₃₄₅₆₇'[h]}" for h in range(8)), names
+    big = next(t for t in tables(view.canvas) if t.text(NAME) == "A₅")
+    cols = doc.config.n
+    reads = cell(big, 1, 2, cols).text(NAME) + " " + cell(big, 1, 2, cols).text(VALUE)
+    assert f"{float(doc.trace().weights[5, 1, 2]):.2f}" in reads, reads  # as the panel prints it
+    w.document.undo_stack.setClean()
