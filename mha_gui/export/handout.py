@@ -1,7 +1,9 @@
 """A printable handout: one A4 page per stage (and, for a large layer, pages that
 continue its tables: no number is printed below 9 pt) with one header (stage number, title,
-formula, shapes, the setting, a sentence to read out), the figure, and the stage's
-matrices printed as numbers when small enough.
+formula, shapes, the setting, a sentence to read out), the figure, the stage's
+matrices printed as numbers when small enough, and in the room left a worked example:
+the followed query token's cells of the stage, each with the explanation the window
+gives on hover (engine/teaching/worked_example.py), which paper cannot show otherwise.
 
 Everything is vector (QPdfWriter): the figure is the same scene as the PDF export,
 scaled to the page width, without its own title block (the page header replaces it).
@@ -17,6 +19,7 @@ from mha_gui import theme
 from mha_gui.engine.layer.numbers import NumberFormat, fixed_format, peak
 from mha_gui.engine.layer.session import Session
 from mha_gui.engine.panels.stages import STAGES
+from mha_gui.engine.teaching.worked_example import worked_example
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
 from mha_gui.export.painter import painter_on, saved
@@ -88,6 +91,9 @@ def write_handout(
             if not together:  # what fits below the figure, then pages of their own
                 px = _continued_px(mats, fmt)
             y, rest = _tables(painter, _pieces(mats, fmt, px), y, pal, fmt, px)
+            if not rest:
+                example = worked_example(session, stage, head or 0, query or 0, trace)
+                _worked(painter, example, y + 16, pal)
             while rest:
                 _footer(painter, pal, c, stage)
                 writer.newPage()
@@ -101,6 +107,45 @@ def write_handout(
                 if len(rest) == left:  # taller than a page: cannot happen up to 16 rows
                     break
             _footer(painter, pal, c, stage)
+
+
+WORKED_PX = 11.0  # the worked example's text (points)
+
+
+def _worked_lines(example) -> list[tuple[float, str]]:
+    """(indent, text) of each printed line: an explanation's second line (the dot product
+    written out) indented under its first; the gap before a note kept (rich text would
+    fold three spaces into one)."""
+    out = []
+    for text in example.lines:
+        first, *more = text.split("\n")
+        out.append((14.0, first.replace("   (", "\u2003(")))
+        out.extend((28.0, line.strip()) for line in more)
+    return out
+
+
+def _worked(painter, example, y: float, pal) -> float:
+    """The followed token's worked example below the tables, as many of its lines as the
+    page has room for (none when not even the first fits); returns the y below it."""
+    from mha_gui.export.text import wrapped_height
+
+    lines = [
+        (indent, text, wrapped_height(text, WORKED_PX, PAGE_W - 2 * MARGIN - indent))
+        for indent, text in _worked_lines(example)
+    ]
+    head_h = WORKED_PX * 1.3 * 1.35 + 4
+    if not lines or y + head_h + lines[0][2] > BOTTOM:
+        return y
+    figure.draw_rich(painter, MARGIN, y, example.heading, WORKED_PX * 1.3, pal.text, True)
+    y += head_h
+    for indent, text, h in lines:
+        if y + h > BOTTOM:
+            break
+        width = PAGE_W - 2 * MARGIN - indent
+        color = pal.text if indent < 20 else pal.muted
+        figure.draw_rich_wrapped(painter, MARGIN + indent, y, width, text, WORKED_PX, color)
+        y += h + 3
+    return y
 
 
 def _footer(painter, pal, c, stage) -> None:
@@ -120,7 +165,7 @@ def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
     return fixed_format(max((peak(m) for m in mats), default=0.0), decimals, kind)
 
 
-TABLE_PX = (12.0, 11.0, 10.0, 9.0)  # the tables' text, largest first (points)
+TABLE_PX = (14.0, 13.0, 12.0, 11.0, 10.0, 9.0)  # the tables' text, largest first (points)
 TABLE_MIN_PX = TABLE_PX[-1]  # read on paper without a magnifier
 FIGURE_MIN_SHARE = 0.4  # the figure keeps at least this share of the page's height
 BOTTOM = PAGE_H - MARGIN - 6  # where the tables end

@@ -1,7 +1,8 @@
 """Handout pages are filled: the figure and the stage's number tables as large as the
-page allows — small layers' tables at 10–12 pt, and no table of any layer below 9 pt
-(a table wider than the page is cut into column blocks, tables that do not fit below
-the figure continue on pages of their own)."""
+page allows — small layers' tables at 10–14 pt, the room left below them holding a
+worked example, and no table of any layer below 9 pt (a table wider than the page is cut
+into column blocks, tables that do not fit below the figure continue on pages of their
+own)."""
 
 from __future__ import annotations
 
@@ -79,3 +80,35 @@ def test_a_large_layer_continues_its_tables_on_pages_of_their_own(tmp_path, rich
     assert continued and pages == 7 + len(continued)
     # W_O and H (16 columns) print in column blocks, never shrunk below 9 pt
     assert any(t.startswith("H[:, 0:8]") for t in drawn)
+
+
+def test_the_room_below_a_small_layers_tables_holds_the_followed_tokens_worked_example(
+    tmp_path, monkeypatch
+):
+    """Each toy page from the scores to the concatenation ends with the followed query's
+    cells explained as the window's hover does (typeset; a dot product written out on
+    its own line), down into the lower part of the page and never past its foot."""
+    from mha_gui.engine.teaching.worked_example import worked_example
+    from mha_gui.export.handout import BOTTOM
+
+    drawn: dict[str, tuple[float, float]] = {}
+    real = figure.draw_rich_wrapped
+
+    def spy(painter, x, y, width, text, *a, **k):
+        h = real(painter, x, y, width, text, *a, **k)
+        drawn[text] = (y, h)
+        return h
+
+    monkeypatch.setattr(figure, "draw_rich_wrapped", spy)
+    session = load_preset("toy")
+    export_to(session, tmp_path / "h.pdf", handout=True, query=1)
+    for stage in STAGES[2:6]:
+        for explained in worked_example(session, stage, 0, 1).lines:
+            first, *more = explained.split("\n")
+            for line in [first.replace("   (", "\u2003("), *(m.strip() for m in more)]:
+                assert line in drawn, (stage.name, line)
+                y, h = drawn[line]
+                assert y + h <= BOTTOM
+    assert "q_1·k_3 = 3·1 + 0·0 = 3" in drawn  # the scores' second lines
+    y, h = drawn[next(t for t in drawn if t.startswith("A_0[1,3]"))]
+    assert y + h >= PAGE_H * 0.6  # the weights page was ~40 % empty below its tables

@@ -31,7 +31,8 @@ def _factor(value: float, decimals: int = 2) -> str:
     return f"({text})" if text.startswith("-") else text
 
 
-def _tok(tokens, i: int) -> str:
+def token_name(tokens, i: int) -> str:
+    """Token i quoted ("cat"), or #i when the layer has no tokens."""
     return f'"{tokens[i]}"' if tokens is not None and 0 <= i < len(tokens) else f"#{i}"
 
 
@@ -49,8 +50,10 @@ def _dot(lhs: str, rhs: str, a: np.ndarray, b: np.ndarray) -> str:
 
 def blocked_reason(row: int, col: int, config: Config, tokens=None) -> str:
     if config.causal and col > row:
-        return f"key {_tok(tokens, col)} comes after query {_tok(tokens, row)} (causal mask)"
-    return f"key {_tok(tokens, col)} is blocked for query {_tok(tokens, row)} by the mask"
+        return f"key {token_name(tokens, col)} comes after query {token_name(tokens, row)} (causal mask)"
+    return (
+        f"key {token_name(tokens, col)} is blocked for query {token_name(tokens, row)} by the mask"
+    )
 
 
 def explain_cell(
@@ -77,7 +80,9 @@ def explain_cell(
     b = lambda name: getattr(params, name, None)  # noqa: E731
 
     if kind == "X":
-        return f"{cell} = {num(params.X[row, col])}   (token {_tok(tokens, row)}, feature {col})"
+        return (
+            f"{cell} = {num(params.X[row, col])}   (token {token_name(tokens, row)}, feature {col})"
+        )
 
     if kind in ("Q", "K", "V"):
         g = head if kind == "Q" else c.kv_group(head)
@@ -90,14 +95,14 @@ def explain_cell(
             text += f" + b_{g}^{kind}[{col}] ({num(bias[g, col])})"
         text += f" = {num(out[row, col])}"
         role = {"Q": "query", "K": "key", "V": "value"}[kind]
-        return f"{text}   ({role} vector {lower}_{row} of token {_tok(tokens, row)})"
+        return f"{text}   ({role} vector {lower}_{row} of token {token_name(tokens, row)})"
 
     if kind in ("QR", "KR"):
         return _rotation(kind, head, row, col, t, c, tokens, cell)
 
     if kind == "S":
         value = t.scores[head, row, col]
-        pair = f"(query {_tok(tokens, row)} → key {_tok(tokens, col)})"
+        pair = f"(query {token_name(tokens, row)} → key {token_name(tokens, col)})"
         if t.mask[row, col]:
             return f"{cell} = −∞   blocked: {blocked_reason(row, col, c, tokens)}"
         g = c.kv_group(head)
@@ -134,7 +139,7 @@ def explain_cell(
             denom = f"Σ_j e^S_{head}[{row},j]"
         return (
             f"{head_txt} = {expo} / {denom} = {num(e)} / {num(total)} = {num(value)}"
-            f"   (how much query {_tok(tokens, row)} reads key {_tok(tokens, col)})"
+            f"   (how much query {token_name(tokens, row)} reads key {token_name(tokens, col)})"
         )
 
     if kind == "Z":
@@ -144,7 +149,7 @@ def explain_cell(
         expanded = _terms(t.weights[head, row], t.v[g, :, col])
         if expanded:
             text += f" = {expanded}"
-        return f"{text} = {num(value)}   (query {_tok(tokens, row)}, output feature {col})"
+        return f"{text} = {num(value)}   (query {token_name(tokens, row)}, output feature {col})"
 
     if kind == "H":
         i, k = divmod(col, c.d_v)
@@ -169,7 +174,7 @@ def explain_cell(
     first = f"{cell} = h_{row}·W_O[:,{col}] = Σ_i C_i[{row},{col}]"
     if c.h <= 8:
         first += f" = {parts}"
-    return f"{first} = {num(t.output[row, col])}   (token {_tok(tokens, row)})"
+    return f"{first} = {num(t.output[row, col])}   (token {token_name(tokens, row)})"
 
 
 def _rotation(kind: str, head, t_row: int, col: int, t: Trace, c: Config, tokens, cell: str):
@@ -194,7 +199,7 @@ def _rotation(kind: str, head, t_row: int, col: int, t: Trace, c: Config, tokens
     return (
         f"{cell} = {name}[{t_row},{col}]·cos α {sign} {name}[{t_row},{partner}]·sin α"
         f" = {_factor(x)}·{_factor(cos, 3)} {sign} {_factor(y)}·{_factor(sin, 3)}"
-        f" = {num(rotated)}   ({role} {_tok(tokens, t_row)} at position {t_row})"
+        f" = {num(rotated)}   ({role} {token_name(tokens, t_row)} at position {t_row})"
         f"\n  α = position · ω_{j} = {t_row} · {num(omega, 4)} = {num(angle, 4)} rad;"
         f"  ω_{j} = θ^(−2·{j}/{c.d_k}) with θ = {t.rope.theta:g}{scaled}:"
         f" pair ({min(col, partner)}, {max(col, partner)}) of {name}[{t_row}] turns by α"
