@@ -19,24 +19,13 @@ from tests.engine.reference import reference_forward
 CELL = re.compile(r"^(?P<sym>[A-Z]+)(?:_(?P<head>\d+))?\[(?P<row>\d+),(?P<col>\d+)\]")
 
 
+NAMES = {"Q": "q", "K": "k", "V": "v", "S": "scores", "A": "weights", "Z": "heads"}
+NAMES |= {"C": "contributions", "H": "concat", "Y": "output"}
+
+
 def _value(ref, kind: str, head, row: int, col: int) -> float:
-    if kind == "Q":
-        return ref["q"][head][row][col]
-    if kind == "K":
-        return ref["k"][head][row][col]
-    if kind == "V":
-        return ref["v"][head][row][col]
-    if kind == "S":
-        return ref["scores"][head][row][col]
-    if kind == "A":
-        return ref["weights"][head][row][col]
-    if kind == "Z":
-        return ref["heads"][head][row][col]
-    if kind == "H":
-        return ref["concat"][row][col]
-    if kind == "C":
-        return ref["contributions"][head][row][col]
-    return ref["output"][row][col]
+    whole = ref[NAMES[kind]]
+    return (whole if head is None else whole[head])[row][col]
 
 
 @settings(max_examples=40, deadline=None)
