@@ -26,6 +26,7 @@ from mha_gui.export.primitives import outline, page, paint_text
 from mha_gui.export.text import draw_plain_wrapped, elide, ensure_app, qcolor, text_width
 
 MARGIN = 24.0
+COMPACT_MARGIN = 8.0  # in a dock
 TITLE_PX, NOTE_PX, LABEL_PX, TOKEN_PX, TICK_PX = 22.0, 14.0, 14.0, 10.0, 12.0
 ROLE_PX = 13.0
 GAP = 8.0
@@ -63,9 +64,15 @@ class ModelGridDrawing:
         None: the figure's own size (about 1600 units wide)."""
         ensure_app()
         self.maps, self.layer, self.head = maps, layer, head
+        # in a dock (`fit`): no title (the dock's own title bar says it), a narrow margin
+        # and a one-line note (the dock's status line says where the roles were
+        # measured): the room goes to the maps, drawn at full size so their labels read
+        self.compact = fit is not None
+        self.margin = COMPACT_MARGIN if self.compact else MARGIN
         if show is not None and (roles is None or show not in roles.measured):
             show = None  # a role this grid has no scores for shows every head
         self.roles, self.show = roles, show
+        self._roles_note = roles_note
         info = maps.info
         L, H = len(maps.layers), info.n_heads
         self.n = n = len(maps.tokens)
@@ -78,6 +85,7 @@ class ModelGridDrawing:
             + (f" · highlighted: the heads scoring ≥ {roles.roles.threshold:.2f} as {show}"
                if show else "")
         ).removesuffix(" · ")  # fmt: skip
+        self.header_note = self._header_note(hint)
         widest = max(text_width(t, TOKEN_PX) for t in maps.tokens)
         self.token_full, self.bottom_full = min(TOKEN_W, widest + 6), min(TOKEN_W, widest + 8)
         if fit is None:
@@ -94,51 +102,72 @@ class ModelGridDrawing:
                 break
         self.cell, self.columns, self.labels = best
         self.note += self._legend()  # after the cell size: it says which chips are short
+        if self.compact:
+            legend = self._legend().removeprefix(" · ")
+            self.header_note = " · ".join(t for t in (self.header_note, legend) if t)
+            self.header_note = elide(self.header_note, NOTE_PX, fit[0] - 2 * self.margin)
         self.pitch = BAND + self.cell + GAP  # one layer's row: chips, maps, gap
         self.per = math.ceil(L / self.columns)  # layers per column of blocks
         self.token_w = self.token_full if self.labels else 0.0
         bottom = self.bottom_full if self.labels else 0.0
         self.block_w = LAYER_W + self.token_w + H * (self.cell + GAP) + BLOCK_GAP
-        self.width = 2 * MARGIN + self.columns * self.block_w + BAR_GAP + BAR_W + 40
+        self.width = 2 * self.margin + self.columns * self.block_w + BAR_GAP + BAR_W + 40
         if fit is not None:  # the title and the note take the dock's whole width
             self.width = max(self.width, fit[0])
-        self.width = max(self.width, text_width(self.title, TITLE_PX, True) + 2 * MARGIN)
-        self.note_h = draw_plain_wrapped(
-            None, 0, 0, self.width - 2 * MARGIN, self.note, NOTE_PX, ""
-        )
+        if not self.compact:
+            self.width = max(self.width, text_width(self.title, TITLE_PX, True) + 2 * self.margin)
+        self.note_h = self._note_height(self.width)
         self.y0 = self._top(self.note_h)
-        self.height = self.y0 + self.per * self.pitch - GAP + bottom + MARGIN
+        self.height = self.y0 + self.per * self.pitch - GAP + bottom + self.margin
         # the colour bar beside the maps: as tall as their rows (one short row: a bit more)
         self.bar_h = min(260.0, max(60.0, self.per * self.pitch - GAP - BAND))
-        self.height = max(self.height, self.y0 + BAND + self.bar_h + MARGIN)
+        self.height = max(self.height, self.y0 + BAND + self.bar_h + self.margin)
         self.description = (
             f"{info.summary()}; {n} tokens; layers {maps.layers[0]}–{maps.layers[-1]}"
         )
         self._images: dict[str, list] = {}
 
+    def _header_note(self, hint: bool) -> str:
+        """The compact header's note: what a click does, why roles are missing, what is
+        highlighted (the legend of short chip names joins it once the cell is known)."""
+        roles, show = self.roles, self.show
+        parts = ["click a map to open that layer with that head inspected"] if hint else []
+        if roles is None and self._roles_note:
+            parts.append(self._roles_note)
+        if show:
+            parts.append(f"highlighted: the heads scoring ≥ {roles.roles.threshold:.2f} as {show}")
+        return " · ".join(parts)
+
+    def _note_height(self, width: float) -> float:
+        if self.compact:
+            return NOTE_PX * 1.45 if self.header_note else 0.0
+        return draw_plain_wrapped(None, 0, 0, width - 2 * self.margin, self.note, NOTE_PX, "")
+
     def _top(self, note_h: float) -> float:
-        return MARGIN + TITLE_PX * 1.6 + note_h + 10 + LABEL_PX * 1.8
+        title = 0.0 if self.compact else TITLE_PX * 1.6
+        gap = 6 if self.compact else 10
+        return self.margin + title + note_h + gap + LABEL_PX * 1.8
 
     def _cell(self, k: int, labels: bool, fit) -> float:
         """The map size with `k` columns of layer blocks (with or without token labels)."""
         L, H = len(self.maps.layers), self.maps.info.n_heads
         fixed = LAYER_W + (self.token_full if labels else 0.0) + BLOCK_GAP
-        side = 2 * MARGIN + BAR_GAP + BAR_W + 40
+        side = 2 * self.margin + BAR_GAP + BAR_W + 40
         if fit is None:
             cell = GRID_WIDTH / H - GAP
             return max(MIN_CELL, min(MAX_CELL, cell))
-        note_h = draw_plain_wrapped(None, 0, 0, fit[0] - 2 * MARGIN, self.note, NOTE_PX, "")
+        note_h = self._note_height(fit[0])
         bottom = self.bottom_full if labels else 0.0
         per = math.ceil(L / k)
         across = (fit[0] - side - k * fixed) / (k * H)
-        down = (fit[1] - self._top(note_h) - bottom - MARGIN + GAP) / per - BAND
+        down = (fit[1] - self._top(note_h) - bottom - self.margin + GAP) / per - BAND
         return max(20.0, min(MAX_CELL, min(across, down) - GAP))
 
     # ----------------------------------------------------------------- geometry ---
     def map_rect(self, row: int, head: int) -> tuple[float, float, float, float]:
         """Where layer number `row` (of maps.layers) and `head` are drawn."""
         column, r = divmod(row, self.per)
-        left = MARGIN + column * self.block_w + LAYER_W + self.token_w
+        left = self.margin + column * self.block_w + LAYER_W + self.token_w
         return (left + head * (self.cell + GAP), self.y0 + r * self.pitch + BAND,
                 self.cell, self.cell)  # fmt: skip
 
@@ -230,10 +259,15 @@ class ModelGridDrawing:
 
         pal = theme.palette(theme_name)
         with page(painter, self, pal):
-            paint_text(painter, MARGIN, MARGIN, self.width, TITLE_PX * 1.4, self.title,
-                       TITLE_PX, pal.text, bold=True)  # fmt: skip
-            draw_plain_wrapped(painter, MARGIN, MARGIN + TITLE_PX * 1.6, self.width - 2 * MARGIN,
-                    self.note, NOTE_PX, pal.muted)  # fmt: skip
+            if self.compact:
+                paint_text(painter, self.margin, self.margin, self.width - 2 * self.margin,
+                           NOTE_PX * 1.45, self.header_note, NOTE_PX, pal.muted)  # fmt: skip
+            else:
+                paint_text(painter, self.margin, self.margin, self.width, TITLE_PX * 1.4,
+                           self.title, TITLE_PX, pal.text, bold=True)  # fmt: skip
+                draw_plain_wrapped(painter, self.margin, self.margin + TITLE_PX * 1.6,
+                                   self.width - 2 * self.margin, self.note, NOTE_PX,
+                                   pal.muted)  # fmt: skip
             vector = self._is_vector(painter)
             painter.setRenderHint(painter.RenderHint.SmoothPixmapTransform, False)
             images = None if vector else self._map_images(colormap)
@@ -346,7 +380,7 @@ class ModelGridDrawing:
     def _bar(self, painter, pal, lut) -> None:
         from PySide6.QtCore import QRectF, Qt
 
-        x = MARGIN + self.columns * self.block_w - BLOCK_GAP + BAR_GAP - GAP
+        x = self.margin + self.columns * self.block_w - BLOCK_GAP + BAR_GAP - GAP
         y = self.y0 + BAND
         h = self.bar_h
         steps = 64

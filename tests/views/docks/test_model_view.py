@@ -249,3 +249,30 @@ def test_cli_export_draws_the_role_labels(capsys, tmp_path):
     text = svg.read_text()
     for label in ("prev 1.00", "agreement 1.00", "antecedent 1.00", "induction 0."):
         assert label in text
+
+
+def test_below_a_720p_window_the_grid_is_drawn_at_full_size(window, qtbot, dialogs):
+    """A bottom dock at 1280 × 720 has ~150 px for the grid: the maps are laid out for
+    that height (no title, which the dock's bar says; one note line, the status line
+    saying where roles were measured) and painted at their own size, so the layer and
+    head labels and the chips read at 13–14 px instead of ~7."""
+    from mha_gui.export.figures.model_grid import LABEL_PX, ROLE_PX
+
+    view = _shown(window, qtbot)
+    window.resize(1280, 720)
+    _open(window, builtin_model_path(), layer=2, text=AGREEMENT)
+    drawing = _labelled(qtbot, view)
+    canvas = view.canvas
+    qtbot.waitUntil(lambda: canvas.drawing.compact and canvas.drawing.roles is not None)
+    qtbot.waitUntil(lambda: canvas.drawing.height <= canvas.height() + 0.5)
+    drawing = canvas.drawing
+    scale, _dx, _dy = canvas.transform()
+    assert canvas.height() < 200  # the dock is as short as the issue measured it
+    assert scale >= 0.99 and min(LABEL_PX, ROLE_PX) * scale >= 13
+    assert drawing.cell * scale >= 48  # maps no smaller than before (~48 px)
+    assert "click a map to open" in drawing.header_note and "ind = induction" in drawing.header_note
+    assert "classroom sentences" in view.status.text()  # said once, by the dock
+    assert drawing.y0 < 70  # the maps' rows start right under one note line (was ~110)
+    # the exported figure keeps its title and full note
+    exported = canvas.export_drawing(True)
+    assert not exported.compact and "classroom sentences" in exported.note

@@ -44,6 +44,9 @@ NO_MODEL = (
     "sentence, each head labelled with its role. Click a map to open its layer."
 )
 MEASURING = "measuring each head's role…"
+# the grid is laid out for the dock's own height down to this (a bottom dock at 720p
+# leaves ~150 px): drawn at full size, so chips, layer and head labels read at 13–14 px
+FIT_MIN_HEIGHT = 140
 
 
 def _key(origin) -> tuple:
@@ -101,7 +104,7 @@ class ModelCanvas(DrawingWidget):
             return MessageDrawing("Model view: every layer × head", text, rich=False)
         key = _key(origin)
         if self.maps is not None and self.maps_key == key:
-            return self.grid(fit=(max(self.width(), 480), max(self.height(), 320)))
+            return self.grid(fit=(max(self.width(), 480), max(self.height(), FIT_MIN_HEIGHT)))
         if self.error is not None and self.error[0] == key:
             return MessageDrawing(
                 "Cannot compute the attention maps", self.error[1], error=True, rich=False
@@ -308,7 +311,8 @@ class ModelView(QWidget):
         self.status.setToolTip(self.status.text())
 
     def _status(self, roles) -> str:
-        """Where the labels come from, short (the figure's note says it in full)."""
+        """Where the labels come from, short (the exported figure's note says it in full;
+        the figure in the dock leaves it to this line)."""
         if self.canvas.maps is None or self.document.model_origin is None:
             return ""
         if roles is None:
