@@ -30,7 +30,12 @@ from mha_gui.views.stage.panel_images import block_mean as block_mean
 from mha_gui.views.stage.panel_images import prepare_image, reduction
 from mha_gui.views.stage.panel_marks import PanelMarks
 from mha_gui.views.stage.plot_items import TICK_FONT_PT
-from mha_gui.views.stage.square_grid import PanelSize, axis_labels, label_font, panel_size
+from mha_gui.views.stage.square_grid import (
+    PanelSize,
+    axis_labels,
+    label_font,
+    panel_size,
+)
 from mha_gui.views.stage.square_grid import tick_step as tick_step
 from mha_gui.views.stage.value_labels import ValueLabels
 from mha_gui.views.widgets.rich_text import tooltip_html
@@ -210,13 +215,14 @@ class HeatmapPanel:
                 pitch,
                 self.zoom,
                 False,
+                row_pitch=rect.height() / max(1, self.rows),  # the strip's cells: not square
             )
             size = PanelSize(
                 self.rows,
                 self.cols,
                 pitch,
                 size.label_px,
-                max(size.row_step, self._row_step_for(rect.height(), size.label_px)),
+                size.row_step,
                 size.col_step,
                 size.rotated,
                 size.left_w,
@@ -257,10 +263,6 @@ class HeatmapPanel:
             return True
         self._refits.append(entry)
         return False
-
-    def _row_step_for(self, height: float, px: float) -> int:
-        pitch = height / max(1, self.rows)
-        return 1 if self.rows <= 40 else max(1, math.ceil(px * 1.3 / max(pitch, 1e-6)))
 
     def set_matrix(
         self,

@@ -49,6 +49,8 @@ PANEL_TITLE_PX = 22  # a panel's own title in a group of several
 AXIS_TITLE_PX = 16  # "query" / "key" beside the axes
 BAR_PX = 96  # the colour bar and its labels at zoom 1
 CELL_MARGIN = 10  # margins and spacing around a grid cell
+WIDE_LABELS_PX = 70  # a wide overview's row labels and axis title, about
+NAMED_PITCH = LABEL_MIN_PX * 1.15  # rows this far apart can each be named
 AUTO_GRID_HEADS = 4
 MARKS = frozenset(SPACE_MARK + "↵⇥ ")
 
@@ -116,9 +118,10 @@ def tick_step(count: int, limit: int = 16) -> int:
 
 
 def label_step(count: int, pitch: float, px: float) -> int:
-    """Every label for up to READABLE rows (columns); beyond, every k-th (a round k) so
-    that labels `pitch` pixels apart do not overlap."""
-    if count <= READABLE:
+    """Every label for up to READABLE rows (columns) a line apart; beyond, or closer
+    (the rows of an overview too wide for its rows to be named), every k-th (a round k)
+    so that labels `pitch` pixels apart do not overlap."""
+    if count <= READABLE and pitch >= NAMED_PITCH - 1e-6:
         return 1
     per_label = max(1, math.ceil(px * 1.3 / max(pitch, 1e-6)))
     return tick_step(count, max(1, count // per_label))
@@ -161,16 +164,19 @@ def cell_for(rows: int, cols: int, scale: float) -> float:
 
 
 def panel_size(
-    rows: int, cols: int, row_labels, col_labels, cell: float, zoom: float, axis_titles: bool
-) -> PanelSize:
-    """The size of a panel with axes at `cell` pixels per cell."""
+    rows: int, cols: int, row_labels, col_labels, cell: float, zoom: float, axis_titles: bool,
+    row_pitch: float | None = None,
+) -> PanelSize:  # fmt: skip
+    """The size of a panel with axes at `cell` pixels per cell (`row_pitch`: the rows'
+    own pitch where cells are not square — the query strip's vectors — else `cell`)."""
     z = max(zoom, 0.5)
+    row_pitch = cell if row_pitch is None else row_pitch
     px = min(LABEL_MAX_PX * z, max(LABEL_MIN_PX, cell * 0.8))
     if max(rows, cols) > READABLE:  # an overview: fewer labels, each at full size
         px = LABEL_MAX_PX * z
-    row_step = label_step(rows, cell, px)
+    row_step = label_step(rows, row_pitch, px)
     col_step = label_step(cols, cell, px)
-    row_px = min(px, max(LABEL_MIN_PX, row_step * cell * 0.8))
+    row_px = min(px, max(LABEL_MIN_PX, row_step * row_pitch * 0.8))
     col_px = min(px, max(LABEL_MIN_PX, col_step * cell * 0.8))
     px = min(row_px, col_px)
     fm = _metrics(px)
@@ -261,13 +267,29 @@ def _labels_of(kind: str, config, tokens: tuple) -> tuple[tuple[str, ...], tuple
     return rows, cols
 
 
-def _sizes_at(groups, config, tokens, scale: float, zoom: float, many: bool) -> dict:
+def named_rows_cell(rows: int, cols: int, zoom: float, width: float) -> float:
+    """The least cell of a wide overview (at most READABLE token rows, more columns: Y,
+    H, X of a 20-token layer with d_model 64) whose rows can each be named: up to
+    MIN_READABLE pixels (grown with the zoom) as the view's `width` allows, and at least
+    NAMED_PITCH (labels of LABEL_MIN_PX a line apart) while the panel is then at most
+    twice the width (the grid scrolls sideways); wider still (d_model 768) it fits the
+    width and its rows are named every k-th, never on top of each other."""
+    if rows > READABLE or cols <= READABLE:
+        return 0.0
+    fit = (width - WIDE_LABELS_PX - CELL_MARGIN) / cols
+    if fit >= NAMED_PITCH:
+        return min(MIN_READABLE * max(zoom, 1.0), fit)
+    return NAMED_PITCH if NAMED_PITCH * cols <= 2 * width else fit
+
+
+def _sizes_at(groups, config, tokens, scale: float, zoom: float, many: bool, width: float) -> dict:
     sizes = {}
     for g in groups:
         for kind in g.kinds:
             rows, cols = _labels(kind, config, tokens)
             titled = KINDS[kind].masked and not many
             cell = cell_for(len(rows), len(cols), scale)
+            cell = max(cell, named_rows_cell(len(rows), len(cols), zoom, width))
             sizes[(kind, g.head)] = panel_size(len(rows), len(cols), rows, cols, cell, zoom, titled)
     return sizes
 
@@ -284,14 +306,19 @@ def min_scale(groups, config, tokens, zoom: float) -> float:
     return base * max(zoom, 1.0)
 
 
-def _fit_grid(groups, config, tokens, width: float, height: float, zoom: float, many: bool):
+def _fit_grid(
+    groups, config, tokens, width: float, height: float, zoom: float, many: bool,
+    name_width: float | None = None,
+):  # fmt: skip
     """(scale, columns, sizes) of the largest scale whose grid fits width × height, or
-    the smallest scale in as many columns as fit the width (the grid then scrolls)."""
+    the smallest scale in as many columns as fit the width (the grid then scrolls).
+    `name_width`: the width a wide overview may take to name its rows (`named_rows_cell`;
+    the one-big layout's whole view, its thumbnails then a scroll away), else `width`."""
     lo = min_scale(groups, config, tokens, zoom)
     hi = max(lo, MAX_CELL * max(zoom, 0.5))
     scale = hi
     while True:
-        sizes = _sizes_at(groups, config, tokens, scale, zoom, many)
+        sizes = _sizes_at(groups, config, tokens, scale, zoom, many, name_width or width)
         boxes = [_group_box(g, sizes, zoom) for g in groups]
         for cols in range(1, len(groups) + 1):
             w, h = _grid_extent(boxes, cols)
@@ -342,7 +369,7 @@ def stage_geometry(
                 break
             side -= 8
         scale, cols, sizes = _fit_grid(
-            large, config, tokens, room_w - thumb_cols * tw, room_h, zoom, False
+            large, config, tokens, room_w - thumb_cols * tw, room_h, zoom, False, room_w
         )
         places = {g.head: Placement(*divmod(i, cols)) for i, g in enumerate(large)}
         places.update(

@@ -195,7 +195,7 @@ def test_labels_that_resize_their_own_view_box_stop_going_round(qtbot, strip, mo
     axis = panel.plot.getAxis("bottom")
     flip = [False]
 
-    def alternating(rows, cols, *_args):  # the two layouts of the cycle, in turn
+    def alternating(rows, cols, *_args, **_kwargs):  # the two layouts of the cycle, in turn
         flip[0] = not flip[0]
         return PanelSize(rows, cols, 12.0, 9.0, 1, 1, flip[0], 30.0, 40.0 if flip[0] else 20.0)
 

@@ -25,6 +25,7 @@ LAYERS = {
     "bert-base-like": (24, 96, 12),  # BERT-base's 12 heads of width d_model / 12
     "20 tokens": (20, 16, 4),
     "40 tokens": (40, 32, 8),
+    "20 tokens, d_model 64": (20, 64, 4),  # Y, H, X wider than 40: each row still named
 }
 
 
@@ -100,6 +101,9 @@ def test_every_panel_is_square_readable_and_fully_labelled(qtbot, layer, zoom):
             if panel.rows <= READABLE:
                 rows = drawn_labels(panel.plot.getAxis("left"))
                 assert rows == [axis_label(t, i) for i, t in enumerate(tokens)], key
+                # a line apart: the rows' labels never pile on top of each other
+                font = panel.plot.getAxis("left").style["tickFont"]
+                assert height >= 0.8 * font.pixelSize(), (stage.name, key, height)
             if panel.cols <= READABLE:
                 assert len(drawn_labels(panel.plot.getAxis("bottom"))) == panel.cols, key
     # the query strip names every key too (no thinning up to 40 tokens)
