@@ -51,12 +51,12 @@ class ValueLabels:
         cw, ch = rect.width() / self.cols, rect.height() / self.rows
         size = int(min(ch * 0.42, 18))
         if size >= VALUE_MIN_PX and matrix is not None:
-            # the widest number must fit its cell; else a smaller font, or none
-            finite = matrix[np.isfinite(matrix)]
-            sample = (
-                [fmt.cell(float(v)) for v in (finite.min(), finite.max())] if finite.size else []
-            )
-            widest = text_width(sample, size)
+            # the widest number must fit its cell; else a smaller font, or none. Widest
+            # as printed: "−0.058" is wider than the extremes −0.07 and 0.071 (sampling
+            # only those let one head's numbers run together while the others hid)
+            texts = {fmt.cell(float(v)) for v in matrix[np.isfinite(matrix)]}
+            longest = max((len(t) for t in texts), default=0)
+            widest = text_width([t for t in texts if len(t) >= longest - 1], size)
             if widest > cw * 0.9:
                 size = int(size * cw * 0.9 / widest)
         if size == self.font_px:

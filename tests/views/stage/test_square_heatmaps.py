@@ -7,7 +7,7 @@ the layout never depends on the order in which stages were visited."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QFontMetricsF, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
 from mha_gui.app import create_main_window
@@ -96,7 +96,13 @@ def test_every_panel_is_square_readable_and_fully_labelled(qtbot, layer, zoom):
             for row in panel.labels:
                 for item in row:
                     if item.isVisible() and item.textItem.toPlainText():
-                        assert item.textItem.font().pixelSize() >= 10, (stage.name, key)
+                        font = item.textItem.font()
+                        assert font.pixelSize() >= 10, (stage.name, key)
+                        # … and inside its cell: numbers never run into the next one
+                        text = item.textItem.toPlainText()
+                        assert QFontMetricsF(font).horizontalAdvance(text) <= width, (
+                            stage.name, key, text, width,
+                        )  # fmt: skip
             # every row and column named, as the axes draw them
             if panel.rows <= READABLE:
                 rows = drawn_labels(panel.plot.getAxis("left"))
