@@ -26,6 +26,8 @@ PANEL_GAP = 30.0
 ROW_GAP = 26.0
 BAR_WIDTH = 16.0
 VALUES_MAX_SIDE = 12  # print numbers in cells up to 12×12
+NAMED_SIDE = 40  # up to this many tokens, every one is named …
+NAMED_CELL = 9.0 * 1.15  # … in cells that keep 9-unit labels a line apart
 VECTOR_CELL_LIMIT = 20_000
 RASTER_PANEL_CELLS = 4_096
 
@@ -177,6 +179,11 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
             if fit(wider) < cell * 0.999 or not titles_fit(wider):
                 break
             ncols = wider
+        # up to NAMED_SIDE tokens every one named (labels of 9 units a line apart):
+        # fewer panels per line until the cells allow it (the figure grows taller)
+        while ncols > 1 and nr <= NAMED_SIDE and cell < NAMED_CELL:
+            ncols = min(ncols - 1, math.ceil(k / (math.ceil(k / ncols) + 1)))
+            cell = fit(ncols)
         # label thinning: keep labels at least a line apart
         pitch = LABEL_PX * 1.25
         lab_px = LABEL_PX if cell >= pitch else max(9.0, cell * 0.85)

@@ -206,3 +206,21 @@ def test_every_element_fits_inside_the_figure(name):
             assert b.x + figure._bar_extent(b.row) <= right, (stage, "bar")
         for cx, _cy, text in lay.captions:
             assert cx + figure.rich_width(text, figure.CAPTION_PX) <= right, (stage, text)
+
+
+@pytest.mark.parametrize("stage", ["scores", "weights", "mixing", "output"])
+@pytest.mark.parametrize("shape", [(40, 64, 12), (24, 96, 12), (20, 64, 4)])
+def test_up_to_40_tokens_every_token_is_named_in_a_figure(stage, shape):
+    """Twelve 40 × 40 maps at the default 1600 units wide named every other token in
+    cells of 8.5 units; with fewer maps per line every row (and every key, up to 40
+    columns) is named, labels at least 9 units, a line apart."""
+    from mha_gui.export.layout import layout_scene
+
+    session = random_session(1, *shape)
+    lay = layout_scene(figure.build_scene(session, stage))
+    for g in lay.panels:
+        rows, cols = g.panel.matrix.shape
+        assert rows == shape[0] and g.row_step == 1 and g.label_px >= 9, (stage, g.cell)
+        assert g.cell >= g.label_px * 1.15 - 1e-9  # a line apart
+        if cols <= 40:
+            assert g.col_step == 1, (stage, cols, g.cell)
