@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from mha_gui.document import EVERYTHING, Later
 from mha_gui.engine.panels.stage_panels import KINDS, PLANS
-from mha_gui.engine.panels.stages import STAGES
+from mha_gui.engine.panels.stages import STAGES, stage_by_name
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.settings.display_settings import STAGE_LAYOUTS
 from mha_gui.views.stage.cell_actions import CellActions
@@ -33,7 +33,7 @@ from mha_gui.views.stage.head_swap import retarget
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.hidden_cells import HiddenCells
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
-from mha_gui.views.stage.square_grid import Group, StageGeometry, stage_geometry
+from mha_gui.views.stage.square_grid import Group, StageGeometry, auto_layout, stage_geometry
 from mha_gui.views.stage.stage_build import StageBuild
 from mha_gui.views.stage.stage_cells import StageCells
 from mha_gui.views.stage.stage_images import REBUILD, SWITCH, StageImages
@@ -61,6 +61,8 @@ BUILD_SLICE_S = 0.012
 # The view's size is read in steps of this many pixels: a resize by a few pixels (a
 # dock's splitter dragged) keeps the layout rather than rebuilding every panel.
 SIZE_STEP = 24
+
+WEIGHTS = stage_by_name("weights").index  # the stage whose maps decide "auto"
 
 
 class AttentionView(QWidget):
@@ -106,7 +108,7 @@ class AttentionView(QWidget):
         self._rebuild_later = Later(self, self.rebuild)
         self._build_later = Later(self, self._continue_build)
         self.build = StageBuild(
-            self.builder, self._finish_build, self._build_later.schedule, self.images.sync_mark
+            self.builder, self._finish_build, self._build_later.schedule, self._build_done
         )
         self._relayout_later = Later(self, self._relayout)
         # titles and axes know their sizes once laid out: the scroll area's room then
@@ -258,6 +260,9 @@ class AttentionView(QWidget):
         if key not in self._geometries:
             if len(self._geometries) >= 16:
                 self._geometries.clear()
+            if mode == "auto":
+                weights = stage_groups(WEIGHTS, doc.config)
+                mode = auto_layout(weights, doc.config, doc.tokens, width, height, zoom)
             self._geometries[key] = stage_geometry(
                 self._groups(), doc.config, doc.tokens, width, height, zoom, mode, view.head
             )
@@ -381,6 +386,13 @@ class AttentionView(QWidget):
 
     def _continue_build(self) -> None:
         self.build.run(self.scene, BUILD_SLICE_S)
+
+    def _build_done(self) -> None:
+        """The last step ran. A head inspected meanwhile (one head big) is drawn big now:
+        while a stage is half built, a head switch only moves the headings."""
+        self.images.sync_mark()
+        if self.scene.built and not self._fits(self.scene):
+            self._on_view()
 
     # ------------------------------------------------------------------ content ---
     def _update_all(self, heads=EVERYTHING, contributions=EVERYTHING) -> None:

@@ -31,6 +31,7 @@ from mha_gui.views.stage.panel_images import prepare_image, reduction
 from mha_gui.views.stage.panel_marks import PanelMarks
 from mha_gui.views.stage.plot_items import TICK_FONT_PT
 from mha_gui.views.stage.square_grid import (
+    VALUE_SIDE,
     PanelSize,
     axis_labels,
     label_font,
@@ -41,7 +42,7 @@ from mha_gui.views.stage.value_labels import ValueLabels
 from mha_gui.views.widgets.rich_text import tooltip_html
 
 # Print values only in matrices at most this many rows and columns.
-VALUE_LIMIT = 12
+VALUE_LIMIT = VALUE_SIDE
 
 
 def cell_ticks(labels: list[str], step: int = 1) -> list[tuple[float, str]]:

@@ -20,7 +20,9 @@ Two layouts (the stage bar's Layout selector, kept in the view settings):
   small thumbnails beside it (click one to inspect it).
 "auto" is the grid for up to AUTO_GRID_HEADS heads and one-big beyond: with 8 or 12
 heads a projected grid can show no head readably, and a teacher explains one head at a
-time while the thumbnails keep the others' patterns in view.
+time while the thumbnails keep the others' patterns in view. A few heads whose weights
+cannot print their numbers in the grid while one big head can (causal-6x16: 24 px cells
+at 100 %, 21 px at 150 %) are one-big too (`auto_layout`, for every stage of the layer).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ CELL_MARGIN = 10  # margins and spacing around a grid cell
 WIDE_LABELS_PX = 70  # a wide overview's row labels and axis title, about
 NAMED_PITCH = LABEL_MIN_PX * 1.15  # rows this far apart can each be named
 AUTO_GRID_HEADS = 4
+VALUE_SIDE = 12  # numbers print in matrices up to this many cells a side (heatmap_panel)
 MARKS = frozenset(SPACE_MARK + "↵⇥ ")
 
 
@@ -73,10 +76,38 @@ def axis_labels(items: tuple) -> tuple[str, ...]:
 
 
 def resolved_layout(layout: str, heads: int) -> str:
-    """ "grid" or "one-big" for the layout setting and the number of heads."""
+    """ "grid" or "one-big" for the layout setting and the number of heads (the "auto"
+    of a view that knows its size: `auto_layout`)."""
     if layout == "auto":
         return "grid" if heads <= AUTO_GRID_HEADS else "one-big"
     return layout
+
+
+def _prints_values(geometry: StageGeometry) -> bool:
+    """Does a panel drawn large (not a thumbnail) of at most VALUE_SIDE cells a side
+    have cells that print numbers?"""
+    return any(
+        size.value_room and max(size.rows, size.cols) <= VALUE_SIDE
+        for (_kind, head), size in geometry.sizes.items()
+        if not geometry.places[head].thumb
+    )
+
+
+def auto_layout(weights_groups, config, tokens, width: int, height: int, zoom: float) -> str:
+    """ "auto" for a view of width × height: the grid for up to AUTO_GRID_HEADS heads —
+    unless there the attention weights (`weights_groups`: that stage's panels, the one
+    a lesson dwells on) are too small to print their numbers while one head big prints
+    them (causal-6x16 at 150 % on a 720p projector: 21 px cells in the grid, the numbers
+    gone, 40 px big) — and one head big beyond. Decided once for every stage of the
+    layer, so the layout does not change from stage to stage."""
+    mode = resolved_layout("auto", config.h)
+    if mode != "grid" or config.h < 2 or config.n > VALUE_SIDE:
+        return mode
+    grid = stage_geometry(weights_groups, config, tokens, width, height, zoom, "grid")
+    if _prints_values(grid):
+        return "grid"
+    big = stage_geometry(weights_groups, config, tokens, width, height, zoom, "one-big")
+    return "one-big" if _prints_values(big) else "grid"
 
 
 @lru_cache(maxsize=64)

@@ -53,6 +53,11 @@ class StageBuild:
         # in a turn of its own, after the finish
         yield PAINT_NEXT
         scene.canvas.ci.setOpacity(1.0)
+        # the layout filled over turns may have shrunk the canvas's central item to its
+        # content (Qt fits a parentless layout's widget when it activates): give it the
+        # view's whole range again, as a build in one go has it (one head big's colour bar
+        # ended 24 px short)
+        scene.canvas.ci.setGeometry(scene.canvas.range)
 
     def run(self, scene: StageScene, slice_s: float) -> None:
         """Run `scene`'s build steps until this turn has run `slice_s` seconds, then let

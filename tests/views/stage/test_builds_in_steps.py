@@ -97,9 +97,15 @@ def test_leaving_a_stage_mid_build_keeps_nothing_half_built(
     assert differing(image(view), image(reference(qtbot, show_widget, monkeypatch, 1))) < 0.01
 
 
-def test_edits_during_a_build_are_drawn_when_it_ends(qtbot, show_widget, monkeypatch, in_steps):
+@pytest.mark.parametrize("layout", ["grid", "one-big", "auto"])
+def test_edits_during_a_build_are_drawn_when_it_ends(
+    qtbot, show_widget, monkeypatch, in_steps, layout
+):
+    """… and in one head big, a head inspected during the build is the one drawn big
+    when it ends (it stayed head 0's)."""
     doc = Document(session())
     view = show_widget(AttentionView(doc), *SIZE)
+    view.set_stage_layout(layout)
     built(qtbot, view)
     doc.set_stage(3)
     assert view.building
@@ -116,6 +122,7 @@ def test_edits_during_a_build_are_drawn_when_it_ends(qtbot, show_widget, monkeyp
     same.set_head(2)
     same.set_query(4)
     one_go = show_widget(AttentionView(same), *SIZE)
+    one_go.set_stage_layout(layout)
     same.set_stage(3)
     built(qtbot, one_go)
     assert differing(image(view), image(one_go)) < 0.01

@@ -166,3 +166,26 @@ def test_the_stage_bar_is_two_rows_at_every_stage(qtbot, layer, zoom):
     assert len(heights) == 1, heights
     assert heights.pop() <= 720 * BAR_SHARE[zoom]
     w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+def test_auto_draws_one_head_big_when_only_then_the_weights_print_their_numbers(qtbot, zoom):
+    """causal-6x16 in a 1280×720 window: the four heads' grid has 24 px (21 px at 150 %)
+    cells, too small for a number; Auto draws head 0 big with its numbers, at every
+    stage; the toy's grid prints its numbers and stays a grid."""
+    w = window(qtbot, "causal-6x16", zoom)
+    view = w.attention_view
+    for stage in (3, 1, 6):
+        w.document.set_stage(stage)
+        qtbot.waitUntil(lambda: view.settled and not view.document.busy)
+        assert view.geometry.mode == "one-big", stage
+    w.document.set_stage(3)
+    qtbot.waitUntil(lambda: view.settled and not view.document.busy)
+    label = view.panels[("A", 0)].labels[1][0]
+    assert label.isVisible() and label.textItem.toPlainText()  # 0.49, printed
+    w.document.open_preset("toy")
+    w.document.set_stage(3)
+    qtbot.waitUntil(lambda: view.settled and not view.document.busy)
+    assert view.geometry.mode == "grid"
+    assert view.panels[("A", 1)].labels[0][0].isVisible()
+    w.document.undo_stack.setClean()
