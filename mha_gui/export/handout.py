@@ -93,7 +93,7 @@ def write_handout(
             y, rest = _tables(painter, _pieces(mats, fmt, px), y, pal, fmt, px)
             if not rest:
                 example = worked_example(session, stage, head or 0, query or 0, trace)
-                _worked(painter, example, y + 16, pal)
+                draw_worked_example(painter, example, y + 16, pal)
             while rest:
                 _footer(painter, pal, c, stage)
                 writer.newPage()
@@ -124,9 +124,10 @@ def _worked_lines(example) -> list[tuple[float, str]]:
     return out
 
 
-def _worked(painter, example, y: float, pal) -> float:
-    """The followed token's worked example below the tables, as many of its lines as the
-    page has room for (none when not even the first fits); returns the y below it."""
+def draw_worked_example(painter, example, y: float, pal) -> float:
+    """A worked example (engine/teaching/worked_example.py) from `y` down, as many of its
+    lines as the page has room for (none when not even the first fits); returns the y
+    below it. The stage handout's pages and the lesson handout's use it."""
     from mha_gui.export.text import wrapped_height
 
     lines = [

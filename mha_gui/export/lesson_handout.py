@@ -1,7 +1,9 @@
 """A lesson as printable lecture notes: one A4 page per step — the step's title and
 text, its task and hint, and the figure of what the step shows (the stage figure of the
-numbers the step opens, at its stage, inspected head and query) — then a page of answers
-for the teacher (each task's condition or the value to type, and what Show me does).
+numbers the step opens, at its stage, inspected head and query), and on a step without a
+task, in the room left, the followed query's worked example (as the stage handout
+prints it; a task's step would give its answer away) — then a page of answers for the
+teacher (each task's condition or the value to type, and what Show me does).
 
 The page machinery is the stage handout's (export/handout.py: A4 in points, margins,
 the QPdfWriter and its painter); the figure is the PDF export's scene without its title
@@ -20,8 +22,9 @@ from mha_gui.engine.lessons.conditions import cell_value
 from mha_gui.engine.lessons.format import Lesson, Step
 from mha_gui.engine.lessons.markup import to_html
 from mha_gui.engine.panels.stages import STAGES
+from mha_gui.engine.teaching.worked_example import worked_example
 from mha_gui.export import figure
-from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W
+from mha_gui.export.handout import MARGIN, PAGE_H, PAGE_W, draw_worked_example
 from mha_gui.export.painter import painter_on
 from mha_gui.export.text import qcolor
 
@@ -109,7 +112,8 @@ def _step_page(painter, lesson: Lesson, state: StepState, pal, colormap: str) ->
     caption = f"{stage.heading}: {_formula(stage, session)}"
     figure.draw_rich(painter, MARGIN, y, caption, 11, pal.text, True)
     y += 18
-    scene = figure.build_scene(session, stage, query=state.view.query, trace=session.run())
+    trace = session.run()
+    scene = figure.build_scene(session, stage, query=state.view.query, trace=trace)
     lay = figure.layout_scene(scene, vector=True, header=False)
     bottom = PAGE_H - MARGIN - 30
     room = max(MIN_FIGURE_H, bottom - y)
@@ -123,6 +127,10 @@ def _step_page(painter, lesson: Lesson, state: StepState, pal, colormap: str) ->
     note = _pointer_note(step)
     if note and y < PAGE_H - MARGIN - 20:
         figure.draw_rich(painter, MARGIN, y, note, 9, pal.muted)
+        y += 14
+    if step.do is None:  # a step with a task keeps its answer to itself
+        example = worked_example(session, stage, state.view.head, state.view.query, trace)
+        draw_worked_example(painter, example, y + 12, pal)
 
 
 def _formula(stage, session) -> str:

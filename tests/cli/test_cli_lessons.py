@@ -210,3 +210,37 @@ def test_handout_of_a_bad_lesson_writes_nothing(capsys, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
     code, _out, err = run(capsys, "lesson", "walkthrough", "--handout", tmp_path / "no" / "h.pdf")
     assert code == 2 and "does not exist" in one_error_line(err)
+
+
+def test_handout_steps_without_a_task_carry_a_worked_example(capsys, tmp_path, monkeypatch):
+    """A step that only shows gets the followed query's worked example in the room below
+    its figure; a step with a task does not (its answer would be printed beside it)."""
+    from mha_gui.engine.lessons.format import read_lesson_file
+    from mha_gui.export import figure
+
+    drawn: list[str] = []
+    real = figure.draw_rich
+
+    def spy(painter, x, y, text, *a, **k):
+        drawn.append(text)
+        return real(painter, x, y, text, *a, **k)
+
+    monkeypatch.setattr(figure, "draw_rich", spy)
+    out = tmp_path / "w.pdf"
+    assert run(capsys, "lesson", "walkthrough", "--handout", out)[0] == 0
+    path = next(p for p in builtin_paths() if builtin_name(p) == "walkthrough")
+    lesson = read_lesson_file(path)
+    titles = [f"{step.number}. {step.title}" for step in lesson.steps]
+    pages: dict[str, list[str]] = {}
+    page = None
+    for text in drawn:
+        page = text if text in titles else page
+        if page is not None:
+            pages.setdefault(page, []).append(text)
+    examples = {True: 0, False: 0}
+    for step, title in zip(lesson.steps, titles, strict=True):
+        has = any(t.startswith("Worked example · ") for t in pages[title])
+        examples[step.do is None] += has
+        if step.do is not None:
+            assert not has, title  # a task's page keeps its answer to itself
+    assert examples[True] >= 3 and examples[False] == 0
