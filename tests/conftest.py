@@ -200,3 +200,19 @@ def show_widget(qtbot):
     yield show
     for widget in shown:
         widget.close()
+
+
+@pytest.fixture
+def rich_texts(monkeypatch) -> list[str]:
+    """Every rich text a figure or page draws from now on (figure.draw_rich), in order."""
+    from mha_gui.export import figure
+
+    drawn: list[str] = []
+    real = figure.draw_rich
+
+    def spy(painter, x, y, text, *a, **k):
+        drawn.append(text)
+        return real(painter, x, y, text, *a, **k)
+
+    monkeypatch.setattr(figure, "draw_rich", spy)
+    return drawn

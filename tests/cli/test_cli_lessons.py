@@ -212,20 +212,12 @@ def test_handout_of_a_bad_lesson_writes_nothing(capsys, tmp_path):
     assert code == 2 and "does not exist" in one_error_line(err)
 
 
-def test_handout_steps_without_a_task_carry_a_worked_example(capsys, tmp_path, monkeypatch):
+def test_handout_steps_without_a_task_carry_a_worked_example(capsys, tmp_path, rich_texts):
     """A step that only shows gets the followed query's worked example in the room below
     its figure; a step with a task does not (its answer would be printed beside it)."""
     from mha_gui.engine.lessons.format import read_lesson_file
-    from mha_gui.export import figure
 
-    drawn: list[str] = []
-    real = figure.draw_rich
-
-    def spy(painter, x, y, text, *a, **k):
-        drawn.append(text)
-        return real(painter, x, y, text, *a, **k)
-
-    monkeypatch.setattr(figure, "draw_rich", spy)
+    drawn = rich_texts
     out = tmp_path / "w.pdf"
     assert run(capsys, "lesson", "walkthrough", "--handout", out)[0] == 0
     path = next(p for p in builtin_paths() if builtin_name(p) == "walkthrough")
