@@ -45,6 +45,8 @@ def write_handout(
     figure.ensure_app()
     pal = theme.palette("light")
     trace = session.run()
+    framed = head if head is not None else session.view.head
+    followed = query if query is not None else session.view.query
     writer = figure.pdf_writer(path, PAGE_W, PAGE_H, "Multi-head attention, stage by stage")
     with painter_on(writer, "PDF", path) as painter:
         unit = writer.resolution() / 72.0
@@ -91,8 +93,8 @@ def write_handout(
             if not together:  # what fits below the figure, then pages of their own
                 px = _continued_px(mats, fmt)
             y, rest = _tables(painter, _pieces(mats, fmt, px), y, pal, fmt, px)
-            if not rest:
-                example = worked_example(session, stage, head or 0, query or 0, trace)
+            if not rest:  # the head the figure frames, the query given or the session's
+                example = worked_example(session, stage, framed, followed, trace)
                 draw_worked_example(painter, example, y + 16, pal)
             while rest:
                 _footer(painter, pal, c, stage)

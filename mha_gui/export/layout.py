@@ -181,7 +181,8 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
             ncols = wider
         # up to NAMED_SIDE tokens every one named (labels of 9 units a line apart):
         # fewer panels per line until the cells allow it (the figure grows taller)
-        while ncols > 1 and nr <= NAMED_SIDE and cell < NAMED_CELL:
+        nameable = nr <= NAMED_SIDE and fit(1) >= NAMED_CELL  # else no line would name them
+        while ncols > 1 and nameable and cell < NAMED_CELL:
             ncols = min(ncols - 1, math.ceil(k / (math.ceil(k / ncols) + 1)))
             cell = fit(ncols)
         # label thinning: keep labels at least a line apart

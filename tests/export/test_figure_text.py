@@ -224,3 +224,14 @@ def test_up_to_40_tokens_every_token_is_named_in_a_figure(stage, shape):
         assert g.cell >= g.label_px * 1.15 - 1e-9  # a line apart
         if cols <= 40:
             assert g.col_step == 1, (stage, cols, g.cell)
+
+
+def test_a_figure_too_wide_to_name_its_tokens_keeps_its_panels_per_line():
+    """Twenty 768-wide rows cannot be named at any number of panels per line: the
+    figure keeps its lines of panels rather than growing three times taller for
+    nothing."""
+    from mha_gui.export.layout import layout_scene
+
+    lay = layout_scene(figure.build_scene(random_session(1, 20, 768, 12), "output"))
+    contributions = [g for g in lay.panels if g.panel.matrix.shape == (20, 768)][1:]
+    assert len({round(g.y) for g in contributions}) < len(contributions)  # several a line

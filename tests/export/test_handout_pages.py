@@ -112,3 +112,26 @@ def test_the_room_below_a_small_layers_tables_holds_the_followed_tokens_worked_e
     assert "q_1·k_3 = 3·1 + 0·0 = 3" in drawn  # the scores' second lines
     y, h = drawn[next(t for t in drawn if t.startswith("A_0[1,3]"))]
     assert y + h >= PAGE_H * 0.6  # the weights page was ~40 % empty below its tables
+
+
+def test_the_worked_example_follows_the_framed_head_and_the_sessions_query(tmp_path, monkeypatch):
+    """Exported from a window inspecting head 1 and following "sat" (File ▸ Export ▸
+    Handout passes no head), every page explains head 1's row of "sat" — the head the
+    figure frames — not head 0's row of the first token."""
+    import dataclasses
+
+    from mha_gui.engine.layer.session_value import ViewState
+
+    headings: list[str] = []
+    real = figure.draw_rich
+
+    def spy(painter, x, y, text, *a, **k):
+        if text.startswith("Worked example · "):
+            headings.append(text)
+        return real(painter, x, y, text, *a, **k)
+
+    monkeypatch.setattr(figure, "draw_rich", spy)
+    session = dataclasses.replace(load_preset("toy"), view=ViewState(3, 1, 2))
+    export_to(session, tmp_path / "h.pdf", handout=True)
+    assert 'Worked example · query "sat", head 1' in headings
+    assert all('"sat"' in h for h in headings) and not any("head 0" in h for h in headings)

@@ -129,12 +129,21 @@ def _scripts(text: str, depth: int) -> str:
     return _SCRIPT.sub(one, text)
 
 
+# A token quoted in a text ("snake_case", “x^2”) is the token as typed, never a formula.
+_QUOTED = re.compile(r'("[^"\n]*"|“[^”\n]*”)')
+
+
 def rich_text(text: str) -> str:
     """Formula text as Qt rich text: `W_i^Q` → W<sub>i</sub><sup>Q</sup>, `Z_{h−1}` →
     Z<sub>h−1</sub>, `ℝ^(n×d_model)` → ℝ<sup>n×d<small>model</small></sup> (Qt cannot nest
     a subscript in a superscript, so the inner script is smaller on the outer's line and
-    `model` never falls under ℝ). Everything else is HTML-escaped, so `<s>` stays text."""
-    return _scripts(html.escape(text, quote=False), 0)
+    `model` never falls under ℝ). Everything else is HTML-escaped, so `<s>` stays text,
+    and text in double quotes (a token: "snake_case") keeps its _ and ^."""
+    parts = _QUOTED.split(text)
+    return "".join(
+        html.escape(part, quote=False) if k % 2 else _scripts(html.escape(part, quote=False), 0)
+        for k, part in enumerate(parts)
+    )
 
 
 _UNICODE_SUB = dict(

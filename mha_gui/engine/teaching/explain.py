@@ -145,6 +145,11 @@ def explain_cell(
     if kind == "Z":
         g = c.kv_group(head)
         value = t.heads[head, row, col]
+        if head in t.ablate:  # its weights are computed, its output is not used
+            return (
+                f"{cell} = 0   (head {head} is switched off: Z_{head} = 0, whatever "
+                f"A_{head}·V_{g} would give; query {token_name(tokens, row)}, output feature {col})"
+            )
         text = f"{cell} = Σ_j A_{head}[{row},j]·V_{g}[j,{col}]"
         expanded = _terms(t.weights[head, row], t.v[g, :, col])
         if expanded:

@@ -219,6 +219,8 @@ class AttentionView(QWidget):
         for scene in self.scenes.every():
             for panel in scene.panels.values():
                 panel.set_show_values(show)
+        if self.scene.built and not self._fits(self.scene):
+            self.rebuild()  # Auto: one head big was chosen for its numbers, or is now
 
     # ------------------------------------------------------------ cells ----------
     def cell_tooltip(self, kind: str, head: int | None, row: int, col: int) -> str:
@@ -255,14 +257,15 @@ class AttentionView(QWidget):
         doc, view = self.document, self.document.view
         width = self.width() // SIZE_STEP * SIZE_STEP
         height = self.height() // SIZE_STEP * SIZE_STEP
-        zoom, mode = self.options.zoom, self.layout_mode
+        zoom, mode, values = self.options.zoom, self.layout_mode, self.options.show_values
         key = (view.stage, doc.config, tuple(doc.tokens), width, height, zoom, mode, view.head)
+        key += (values,)
         if key not in self._geometries:
             if len(self._geometries) >= 16:
                 self._geometries.clear()
             if mode == "auto":
                 weights = stage_groups(WEIGHTS, doc.config)
-                mode = auto_layout(weights, doc.config, doc.tokens, width, height, zoom)
+                mode = auto_layout(weights, doc.config, doc.tokens, width, height, zoom, values)
             self._geometries[key] = stage_geometry(
                 self._groups(), doc.config, doc.tokens, width, height, zoom, mode, view.head
             )

@@ -93,15 +93,18 @@ def _prints_values(geometry: StageGeometry) -> bool:
     )
 
 
-def auto_layout(weights_groups, config, tokens, width: int, height: int, zoom: float) -> str:
+def auto_layout(
+    weights_groups, config, tokens, width: int, height: int, zoom: float, values: bool = True
+) -> str:
     """ "auto" for a view of width × height: the grid for up to AUTO_GRID_HEADS heads —
     unless there the attention weights (`weights_groups`: that stage's panels, the one
     a lesson dwells on) are too small to print their numbers while one head big prints
     them (causal-6x16 at 150 % on a 720p projector: 21 px cells in the grid, the numbers
     gone, 40 px big) — and one head big beyond. Decided once for every stage of the
-    layer, so the layout does not change from stage to stage."""
+    layer, so the layout does not change from stage to stage; with numbers off
+    (`values`, View ▸ Show values) there is nothing to print: the grid."""
     mode = resolved_layout("auto", config.h)
-    if mode != "grid" or config.h < 2 or config.n > VALUE_SIDE:
+    if mode != "grid" or config.h < 2 or config.n > VALUE_SIDE or not values:
         return mode
     grid = stage_geometry(weights_groups, config, tokens, width, height, zoom, "grid")
     if _prints_values(grid):

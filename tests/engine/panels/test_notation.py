@@ -49,3 +49,11 @@ def test_every_stage_formula_typesets_without_a_stray_mark():
             html = rich_text(formula_for(s, c))
             assert "_" not in html and "^" not in html, (preset, s.name, html)
     assert "_" not in LAYER_TITLES["H"] and "Zₕ₋₁" in LAYER_TITLES["H"]
+
+
+def test_a_quoted_token_keeps_its_underscores_and_carets():
+    from mha_gui.engine.panels.notation import rich_text
+
+    text = rich_text('token "snake_case", “x^2” and W_0^Q')
+    assert '"snake_case"' in text and "“x^2”" in text
+    assert "W<sub>0</sub><sup>Q</sup>" in text

@@ -4,6 +4,7 @@ the textbook equations gives (tests/engine/reference.py), on random shapes."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -42,8 +43,10 @@ def test_every_line_is_a_cell_of_the_followed_row_with_the_reference_value(
     session = random_session(seed, n, heads * width, heads)
     head = data.draw(st.integers(0, heads - 1))
     query = data.draw(st.integers(0, n - 1))
+    off = tuple(sorted(data.draw(st.sets(st.integers(0, heads - 1), max_size=heads - 1))))
+    session = dataclasses.replace(session, config=dataclasses.replace(session.config, ablate=off))
     p = session.params
-    ref = reference_forward(p.X, p.W_Q, p.W_K, p.W_V, p.W_O, p.b_Q, p.b_K, p.b_V, p.b_O)
+    ref = reference_forward(p.X, p.W_Q, p.W_K, p.W_V, p.W_O, p.b_Q, p.b_K, p.b_V, p.b_O, ablate=off)
     for stage in STAGES[1:]:
         example = worked_example(session, stage, head, query)
         assert f'"{session.tokens[query]}"' in example.heading
@@ -74,6 +77,15 @@ def test_every_line_is_a_cell_of_the_followed_row_with_the_reference_value(
             assert int(first["head"]) == head
         if stage.name == "concat":
             assert int(first["col"]) == head * session.config.d_v
+
+
+def test_a_switched_off_heads_output_is_said_to_be_zero():
+    """Z_1 of a switched-off head is 0, not Σ_j A·V written out equal to 0."""
+    toy = load_preset("toy")
+    off = dataclasses.replace(toy, config=dataclasses.replace(toy.config, ablate=(1,)))
+    line = worked_example(off, stage_by_name("mixing"), 1, 1).lines[0]
+    assert line.startswith("Z_1[1,0] = 0   (head 1 is switched off: Z_1 = 0"), line
+    assert "Σ_j" not in line
 
 
 def test_a_long_row_is_cut_with_a_note_and_the_input_names_the_token():

@@ -189,3 +189,19 @@ def test_auto_draws_one_head_big_when_only_then_the_weights_print_their_numbers(
     assert view.geometry.mode == "grid"
     assert view.panels[("A", 1)].labels[0][0].isVisible()
     w.document.undo_stack.setClean()
+
+
+def test_auto_keeps_the_grid_when_numbers_are_off(qtbot):
+    """With View ▸ Show values off there are no numbers to make room for: Auto keeps the
+    four heads' grid, and goes one head big again when they are back on."""
+    w = window(qtbot, "causal-6x16", 1.0)
+    view = w.attention_view
+    w.document.set_stage(3)
+    qtbot.waitUntil(lambda: view.settled and not view.document.busy)
+    assert view.geometry.mode == "one-big"
+    view.set_show_values(False)
+    qtbot.waitUntil(lambda: view.settled and view.geometry.mode == "grid")
+    assert len([k for k in view.panels if k[0] == "A"]) == 4
+    view.set_show_values(True)
+    qtbot.waitUntil(lambda: view.settled and view.geometry.mode == "one-big")
+    w.document.undo_stack.setClean()
