@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QSize
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from mha_gui import theme
@@ -53,6 +53,14 @@ def feature_labels(count: int) -> list[str]:
     16 …; the others are named in their tooltips). Tokens are never thinned so."""
     step = 1 if count <= 8 else tick_step(count, 8)
     return [str(k) if k % step == 0 else "\u200b" for k in range(count)]
+
+
+def _square_cells(vb, cols: int) -> None:
+    """A vector's view box as tall as one of its columns is wide (square cells), never
+    below its minimum (a 64-feature q at 6 px a column stays 24 px tall, as bars)."""
+    side = max(vb.minimumHeight(), vb.width() / max(1, cols))
+    if abs(vb.maximumHeight() - side) > 0.5:
+        vb.setMaximumHeight(side)
 
 
 # Fits of the canvas to its items after one change of the strip, at most (see _fit_canvas).
@@ -320,6 +328,10 @@ class QueryStrip(QWidget):
             plot.getViewBox().setMinimumWidth(KEY_PITCH_PX * max(zoom, 1.0) * shape[1])
         # labels refitted to a new size change the room the canvas needs: fit it again
         plot.getViewBox().sigResized.connect(self._fit_after_resize)
+        if shape[0] == 1:  # a vector: square cells, not bars as tall as "every head"
+            vb = plot.getViewBox()
+            vb.sigResized.connect(lambda *_a, vb=vb, cols=shape[1]: _square_cells(vb, cols))
+            plot.layout.setAlignment(vb, Qt.AlignmentFlag.AlignBottom)  # on its labels
         return panel
 
     def _clicked(self, part: str, row: int) -> None:

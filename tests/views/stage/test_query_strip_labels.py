@@ -42,3 +42,24 @@ def test_every_key_is_named_legibly_without_overlap(qtbot, layer, zoom):
             assert right <= left + 0.5, (name, right, left)
     assert w.width() <= 1280 and w.height() <= 720
     w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("layer", ["toy", "gqa", "causal-6x16"])
+def test_the_strips_vectors_are_never_bars_taller_than_wide(qtbot, layer):
+    """q, s, a and z are 1 × n matrices: never taller than wide beside the "every head"
+    panel (gqa's were 55 × 117 px bars, as tall as its eight rows); a vector whose
+    columns are narrower than its 24 px minimum stays 24 px tall."""
+    from tests.views.stage.test_square_heatmaps import drawn_cell
+
+    w = window(qtbot, layer, 1.0)
+    w.document.set_stage(3)
+    strip = w.query_strip
+    settle(qtbot, w.attention_view)
+    qtbot.waitUntil(lambda: strip.settled)
+
+    def bars() -> list:
+        cells = {name: drawn_cell(strip.panels[name]) for name in ("q", "s", "a", "z")}
+        return [(n, wh) for n, wh in cells.items() if wh[1] > max(24.5, wh[0] * 1.06)]
+
+    qtbot.waitUntil(lambda: not bars())  # the view boxes follow their widths
+    w.document.undo_stack.setClean()
