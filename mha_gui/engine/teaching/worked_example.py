@@ -25,8 +25,8 @@ class WorkedExample:
     lines: tuple[str, ...]
 
 
-def _cells(stage: Stage, head: int, query: int, session: Session) -> list[tuple[str, int, int]]:
-    """(kind, head, col) of the cells the stage makes for row `query`: of head `head`, and
+def _cells(stage: Stage, head: int, session: Session) -> list[tuple[str, int, int]]:
+    """(kind, head, col) of the cells the stage makes for the followed row: of `head`, and
     where a stage's row is short (mixing, concat), of the other heads after it."""
     c = session.config
     if stage.name == "projections":
@@ -62,12 +62,13 @@ def worked_example(
                 f"as d_model = {c.d_model} numbers: row {query} of X)",
             ),
         )
-    cells = _cells(stage, head, query, session)
+    cells = _cells(stage, head, session)
     lines = [
         explain_cell(kind, h, query, col, trace=t, params=session.params, config=c, tokens=tokens)
         for kind, h, col in cells[:MAX_CELLS]
     ]
     if len(cells) > MAX_CELLS:
         lines.append(f"… and {len(cells) - MAX_CELLS} more cells of this row, made the same way")
-    one_head = stage.name in ("projections", "scores", "weights")
-    return WorkedExample(f"Worked example · {who}" + (f", head {head}" * one_head), tuple(lines))
+    one_head = stage.name in ("projections", "scores", "weights")  # else every head's row
+    which = f", head {head}" if one_head else ""
+    return WorkedExample(f"Worked example · {who}{which}", tuple(lines))

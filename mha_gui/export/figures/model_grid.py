@@ -27,6 +27,14 @@ from mha_gui.export.text import draw_plain_wrapped, elide, ensure_app, qcolor, t
 
 MARGIN = 24.0
 COMPACT_MARGIN = 8.0  # in a dock
+CLICK_HINT = "click a map to open that layer with that head inspected"
+
+
+def _joined(*parts: str) -> str:
+    """The note's parts that say something, " · " between them."""
+    return " · ".join(p for p in parts if p)
+
+
 TITLE_PX, NOTE_PX, LABEL_PX, TOKEN_PX, TICK_PX = 22.0, 14.0, 14.0, 10.0, 12.0
 ROLE_PX = 13.0
 GAP = 8.0
@@ -72,20 +80,25 @@ class ModelGridDrawing:
         if show is not None and (roles is None or show not in roles.measured):
             show = None  # a role this grid has no scores for shows every head
         self.roles, self.show = roles, show
-        self._roles_note = roles_note
         info = maps.info
         L, H = len(maps.layers), info.n_heads
         self.n = n = len(maps.tokens)
         self.title = f"{info.name}: attention weights of every layer × head"
-        self.note = (
-            f"{n} tokens: {elide(' '.join(maps.tokens), NOTE_PX, 900)} · each map: rows = "
-            f"queries, columns = keys, one colour scale 0–1 · the model's own weights"
-            + (" · click a map to open that layer with that head inspected" if hint else "")
-            + f" · {roles.note() if roles is not None else roles_note}"
-            + (f" · highlighted: the heads scoring ≥ {roles.roles.threshold:.2f} as {show}"
-               if show else "")
-        ).removesuffix(" · ")  # fmt: skip
-        self.header_note = self._header_note(hint)
+        click = CLICK_HINT if hint else ""
+        where = roles.note() if roles is not None else roles_note
+        highlighted = (
+            f"highlighted: the heads scoring ≥ {roles.roles.threshold:.2f} as {show}"
+            if show
+            else ""
+        )
+        self.note = _joined(
+            f"{n} tokens: {elide(' '.join(maps.tokens), NOTE_PX, 900)}",
+            "each map: rows = queries, columns = keys, one colour scale 0–1",
+            "the model's own weights", click, where, highlighted,
+        )  # fmt: skip
+        # in a dock: what a click does, why roles are missing, what is highlighted (the
+        # legend of short chip names joins it once the cell is known)
+        self.header_note = _joined(click, roles_note if roles is None else "", highlighted)
         widest = max(text_width(t, TOKEN_PX) for t in maps.tokens)
         self.token_full, self.bottom_full = min(TOKEN_W, widest + 6), min(TOKEN_W, widest + 8)
         if fit is None:
@@ -103,9 +116,8 @@ class ModelGridDrawing:
         self.cell, self.columns, self.labels = best
         self.note += self._legend()  # after the cell size: it says which chips are short
         if self.compact:
-            legend = self._legend().removeprefix(" · ")
-            self.header_note = " · ".join(t for t in (self.header_note, legend) if t)
-            self.header_note = elide(self.header_note, NOTE_PX, fit[0] - 2 * self.margin)
+            legend = _joined(self.header_note, self._legend().removeprefix(" · "))
+            self.header_note = elide(legend, NOTE_PX, fit[0] - 2 * self.margin)
         self.pitch = BAND + self.cell + GAP  # one layer's row: chips, maps, gap
         self.per = math.ceil(L / self.columns)  # layers per column of blocks
         self.token_w = self.token_full if self.labels else 0.0
@@ -126,17 +138,6 @@ class ModelGridDrawing:
             f"{info.summary()}; {n} tokens; layers {maps.layers[0]}–{maps.layers[-1]}"
         )
         self._images: dict[str, list] = {}
-
-    def _header_note(self, hint: bool) -> str:
-        """The compact header's note: what a click does, why roles are missing, what is
-        highlighted (the legend of short chip names joins it once the cell is known)."""
-        roles, show = self.roles, self.show
-        parts = ["click a map to open that layer with that head inspected"] if hint else []
-        if roles is None and self._roles_note:
-            parts.append(self._roles_note)
-        if show:
-            parts.append(f"highlighted: the heads scoring ≥ {roles.roles.threshold:.2f} as {show}")
-        return " · ".join(parts)
 
     def _note_height(self, width: float) -> float:
         if self.compact:

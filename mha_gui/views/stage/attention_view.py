@@ -259,7 +259,7 @@ class AttentionView(QWidget):
         height = self.height() // SIZE_STEP * SIZE_STEP
         zoom, mode, values = self.options.zoom, self.layout_mode, self.options.show_values
         key = (view.stage, doc.config, tuple(doc.tokens), width, height, zoom, mode, view.head)
-        key += (values,)
+        key = (*key, values)  # Auto's choice depends on whether numbers are shown
         if key not in self._geometries:
             if len(self._geometries) >= 16:
                 self._geometries.clear()

@@ -55,8 +55,7 @@ class ValueLabels:
             # as printed: "−0.058" is wider than the extremes −0.07 and 0.071 (sampling
             # only those let one head's numbers run together while the others hid)
             texts = {fmt.cell(float(v)) for v in matrix[np.isfinite(matrix)]}
-            longest = max((len(t) for t in texts), default=0)
-            widest = text_width([t for t in texts if len(t) >= longest - 1], size)
+            widest = text_width(texts, size)
             if widest > cw * 0.9:
                 size = int(size * cw * 0.9 / widest)
         if size == self.font_px:
