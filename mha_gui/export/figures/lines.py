@@ -21,10 +21,20 @@ from mha_gui.engine.teaching.token_lines import LineModel, token_lines
 from mha_gui.export.drawing import FigureOptions
 from mha_gui.export.painter import saved
 from mha_gui.export.primitives import make_pen, page, paint_text
-from mha_gui.export.text import draw_rich, elide, ensure_app, qcolor, text_width
+from mha_gui.export.text import (
+    draw_plain_wrapped,
+    draw_rich_wrapped,
+    elide,
+    ensure_app,
+    qcolor,
+    text_width,
+    wrapped_height,
+)
 
 MARGIN = 28.0
-WIDTH = 960.0
+WIDTH = 960.0  # the figure's own width (an export); a narrow dock lays it out narrower
+MIN_WIDTH = 360.0  # about a side dock at 150 % (~510 px)
+TITLE = "Token lines: which keys each query reads"
 TITLE_PX = 24.0
 NOTE_PX = 15.0
 CHIP_PX = 15.0
@@ -58,7 +68,10 @@ class LinesDrawing:
         inspected: int | None = None,
         weights_range: str = "fixed",
         interactive: bool = False,
+        width: float = WIDTH,
     ):
+        """`width`: what the figure may take (MIN_WIDTH to WIDTH logical units): the
+        lines get shorter, the title and notes wrap."""
         ensure_app()  # the layout measures text
         self.interactive = interactive
         c = self.config = data.config
@@ -93,35 +106,41 @@ class LinesDrawing:
             f"{c.variant}, n={c.n}, h={c.h}: a line from each query to each key per head, "
             f"opacity and width by weight"
         )
-        self._layout()
+        self._layout(max(MIN_WIDTH, min(WIDTH, float(width))))
 
     # ------------------------------------------------------------------ layout -----
-    def _layout(self) -> None:
+    def _layout(self, width: float) -> None:
         tok = self.tokens
-        self.width = WIDTH
+        self.width = width
+        self.text_w = width - 2 * MARGIN
         n = self.config.n
         self.row_h = max(6.0, min(40.0, 620.0 / n))
         self.px = max(8.0, min(18.0, self.row_h * 0.6))
         self.label_step = max(1, math.ceil(12.0 / self.row_h))
         self.idx_w = text_width(str(n - 1), 12) + 10
         widest = max(text_width(t, self.px) for t in tok)
-        self.label_w = min(LABEL_MAX_W, max(widest, text_width("queries", NOTE_PX, True)) + 6)
+        longest = max(widest, text_width("queries", NOTE_PX, True)) + 6
+        self.label_w = min(LABEL_MAX_W, 0.22 * width, longest)  # longer tokens are elided
         self.q_right = MARGIN + self.idx_w + self.label_w  # query labels end here
-        self.k_left = WIDTH - MARGIN - self.idx_w - self.label_w  # key labels start here
+        self.k_left = width - MARGIN - self.idx_w - self.label_w  # key labels start here
         self.x_from, self.x_to = self.q_right + 12, self.k_left - 12
 
         y = MARGIN
         self.title_y = y
-        y += TITLE_PX * 1.6
+        title_h = draw_plain_wrapped(None, 0, 0, self.text_w, TITLE, TITLE_PX, "#000000", True)
+        y += max(TITLE_PX * 1.6, title_h + TITLE_PX * 0.3)
         self.notes = self._notes()
-        self.notes_y = y
-        y += len(self.notes) * NOTE_PX * 1.5 + 10
+        self.notes_y = []
+        for note in self.notes:
+            self.notes_y.append(y)
+            y += max(NOTE_PX * 1.5, wrapped_height(note, NOTE_PX, self.text_w) + 4)
+        y += 10
         # one chip per head, wrapping
         self.chips: list[tuple[int, float, float, float]] = []  # head, x, y, w
         x = MARGIN
         for i in self.heads:
             w = text_width(f"head {i}", CHIP_PX, True) + 40
-            if x + w > WIDTH - MARGIN and x > MARGIN:
+            if x + w > width - MARGIN and x > MARGIN:
                 x, y = MARGIN, y + CHIP_H + 8
             self.chips.append((i, x, y, w))
             x += w + 8
@@ -183,7 +202,7 @@ class LinesDrawing:
             index = int((y - self.rows_y) // self.row_h)
             if MARGIN <= x <= self.x_from:
                 return ("query", index)
-            if self.x_to <= x <= WIDTH - MARGIN:
+            if self.x_to <= x <= self.width - MARGIN:
                 return ("key", index)
         return None
 
@@ -215,14 +234,11 @@ class LinesDrawing:
 
         pal = theme.palette(theme_name)
         with page(painter, self, pal):
-            paint_text(
-                painter, MARGIN, self.title_y, self.width, TITLE_PX * 1.4,
-                "Token lines: which keys each query reads", TITLE_PX, pal.text, bold=True,
-            )  # fmt: skip
-            for k, note in enumerate(self.notes):
-                draw_rich(
-                    painter, MARGIN, self.notes_y + k * NOTE_PX * 1.5, note, NOTE_PX, pal.muted
-                )
+            draw_plain_wrapped(
+                painter, MARGIN, self.title_y, self.text_w, TITLE, TITLE_PX, pal.text, True
+            )
+            for note, y in zip(self.notes, self.notes_y, strict=True):
+                draw_rich_wrapped(painter, MARGIN, y, self.text_w, note, NOTE_PX, pal.muted)
             self._paint_chips(painter, pal, theme_name)
 
             tok, n, rh = self.tokens, self.config.n, self.row_h
@@ -241,7 +257,7 @@ class LinesDrawing:
                 x0, x1 = (
                     (MARGIN, self.q_right + 6)
                     if kind == "query"
-                    else (self.k_left - 6, WIDTH - MARGIN)
+                    else (self.k_left - 6, self.width - MARGIN)
                 )
                 painter.fillRect(
                     QRectF(x0, self.rows_y + index * rh, x1 - x0, rh), qcolor(pal.panel)
@@ -289,7 +305,7 @@ class LinesDrawing:
                 small = min(12.0, self.px)
                 paint_text(painter, MARGIN, y, self.idx_w - 6, label_h, str(j), small, pal.muted)
                 paint_text(
-                    painter, WIDTH - MARGIN - self.idx_w + 6, y, self.idx_w, label_h, str(j), small,
+                    painter, self.width - MARGIN - self.idx_w + 6, y, self.idx_w, label_h, str(j), small,
                     pal.muted,
                 )  # fmt: skip
                 if followed:  # the followed query: a marker in the highlight colour

@@ -120,6 +120,13 @@ class DrawingWidget(QWidget):
     hitClicked = Signal(object)
     max_scale = 1.0
     min_scale = 0.5  # of the drawing's size: below it, the dock's scroll area scrolls
+    # A view whose figure can lay itself out for a width sets (narrowest, widest) in
+    # drawing units: its make_drawing lays the figure out for `layout_width()` (the
+    # widget's width at full size), laid out again when that changes. With min_scale 1
+    # it is painted at full size and what is taller than the dock scrolls vertically:
+    # a side dock at 1280×720 is ~530 px wide, and a 1120-unit figure fitted into it
+    # would print its 15-unit notes at 7 px.
+    reflow: tuple[float, float] | None = None
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
@@ -131,6 +138,7 @@ class DrawingWidget(QWidget):
         self.colormap = theme.DEFAULT_COLORMAP
         self.zoom = 1.0
         self.rebuild_count = 0
+        self._laid_out_for = -1.0  # the layout_width() of the drawing (reflowing views)
         self.setMouseTracking(True)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -204,6 +212,8 @@ class DrawingWidget(QWidget):
         self._dirty = False
         self.rebuild_count += 1
         before = None if self.drawing is None else (self.drawing.width, self.drawing.height)
+        if self.reflow is not None:
+            self._laid_out_for = self.layout_width()
         try:
             self.drawing = self.make_drawing()
         except Exception as exc:  # a slot and a paint never raise: say so in the widget
@@ -216,6 +226,17 @@ class DrawingWidget(QWidget):
             self.updateGeometry()  # a new minimum size: the dock's scroll area follows
         if repaint:
             self.update()
+
+    def layout_width(self) -> float:
+        """The width (drawing units) a reflowing view lays its drawing out for: the
+        widget's width at full size, within `reflow`."""
+        narrowest, widest = self.reflow
+        return max(narrowest, min(widest, self.width() / self.zoom))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self.reflow is not None and abs(self.layout_width() - self._laid_out_for) > 0.5:
+            self.refresh()  # laid out again for the new width, on the next turn
 
     def transform(self) -> tuple[float, float, float]:
         """(scale, x offset, y offset) that fit the drawing into the widget."""
@@ -270,6 +291,8 @@ class DrawingWidget(QWidget):
         if self.drawing is None:
             return QSize(160, 120)
         scale = self.min_scale * self.zoom
+        if self.reflow is not None:  # its narrowest layout (its own width would never shrink)
+            return QSize(int(self.reflow[0] * scale), int(self.drawing.height * scale) + 1)
         return QSize(int(self.drawing.width * scale), int(self.drawing.height * scale))
 
     # -------------------------------------------------------------------- mouse ---

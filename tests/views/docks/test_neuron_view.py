@@ -30,7 +30,8 @@ def view(show_widget, qtbot):
 
 def key_point(view, k) -> QPoint:
     d = view.drawing
-    return widget_point(view, d.weight_x + 20, d.keys_y + (k + 0.5) * d.row_h)
+    chart = d.charts[-1]  # the weights
+    return widget_point(view, chart.x + 20, chart.rows_y + (k + 0.5) * d.row_h)
 
 
 def test_shows_the_inspected_pair_and_its_numbers(view):

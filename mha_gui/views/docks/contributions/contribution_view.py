@@ -22,7 +22,12 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QVBoxLayout, QWidg
 from mha_gui import theme
 from mha_gui.engine.layer.numbers import sub
 from mha_gui.export.drawing import FigureOptions
-from mha_gui.export.figures.contributions import Cell, ContributionDrawing, contribution_drawing
+from mha_gui.export.figures.contributions import (
+    MAX_WIDTH,
+    Cell,
+    ContributionDrawing,
+    contribution_drawing,
+)
 from mha_gui.views.widgets.drawing_widget import DrawingWidget
 from mha_gui.views.widgets.flow_layout import FlowLayout
 from mha_gui.views.widgets.retire import retire
@@ -35,6 +40,7 @@ class ContributionCanvas(DrawingWidget):
 
     max_scale = 1.2
     min_scale = 0.0  # lays itself out for the dock's width instead of scrolling
+    reflow = (240.0, MAX_WIDTH)
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
@@ -49,11 +55,7 @@ class ContributionCanvas(DrawingWidget):
         """Laid out for this widget's width (at the zoom), so a narrow dock stays legible."""
         v = self.document.view
         options = FigureOptions(head=v.head, query=v.query)
-        return contribution_drawing(self.document, options, self.width() / self.zoom)
-
-    def resizeEvent(self, event):
-        super().resizeEvent(event)
-        self.refresh()
+        return contribution_drawing(self.document, options, self.layout_width())
 
     def _clicked(self, item) -> None:
         if isinstance(item, Cell):

@@ -9,7 +9,7 @@ export/figures/lines.py: the same Drawing paints this dock and
 from __future__ import annotations
 
 from mha_gui.engine.panels.stage_panels import check_weights_range
-from mha_gui.export.figures.lines import LinesDrawing
+from mha_gui.export.figures.lines import MIN_WIDTH, WIDTH, LinesDrawing
 from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.window.registry import ViewSpec, register_view
@@ -17,7 +17,11 @@ from mha_gui.views.window.registry import ViewSpec, register_view
 
 class LineView(DrawingWidget):
     """Every head's lines; hover a token for its lines alone, click a head's chip to hide
-    or show it, click a query to follow it. Follows View ▸ Weights range."""
+    or show it, click a query to follow it. Follows View ▸ Weights range. Laid out for
+    the dock's width at full size; taller than the dock, it scrolls."""
+
+    reflow = (MIN_WIDTH, WIDTH)
+    min_scale = 1.0
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
@@ -53,7 +57,7 @@ class LineView(DrawingWidget):
         self.hovered(None)
         super().leaveEvent(event)
 
-    def make_drawing(self, interactive: bool = True) -> LinesDrawing:
+    def make_drawing(self, interactive: bool = True, width: float | None = None) -> LinesDrawing:
         doc = self.document
         c = doc.config
         self.hidden = {i for i in self.hidden if i < c.h}
@@ -67,15 +71,17 @@ class LineView(DrawingWidget):
             inspected=doc.view.head,
             weights_range=self.weights_range,
             interactive=interactive,
+            width=self.layout_width() if width is None else width,
         )
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        widen_on_show(self, lambda: self.sizeHint().width())  # the dock fits the figure
+        widen_on_show(self, lambda: WIDTH * self.zoom)  # as wide as the figure, if it may
 
     def export_drawing(self, vector: bool) -> LinesDrawing:
-        """The figure on paper: no "hover a token…" (a file has no mouse)."""
-        return self.make_drawing(interactive=False)
+        """The figure on paper: at its own width, without "hover a token…" (a file has
+        no mouse)."""
+        return self.make_drawing(interactive=False, width=WIDTH)
 
 
 register_view(ViewSpec("lines", LineView, "lineView", "Token lines", figure="lines"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from mha_gui.engine.panels.stage_panels import check_weights_range
 from mha_gui.export.figures.neuron import NeuronDrawing
+from mha_gui.export.figures.neuron_layout import MIN_WIDTH, WIDTH
 from mha_gui.views.docks.dock_width import widen_on_show
 from mha_gui.views.widgets.drawing_widget import FIGURE_SETTINGS, NUMBER_SIGNALS, DrawingWidget
 from mha_gui.views.window.registry import ViewSpec, register_view
@@ -26,7 +27,11 @@ class NeuronView(DrawingWidget):
     that key's score apart (a click on the chosen key goes back to the strongest key).
     The chosen key is view state, not an undo step; it is kept when the head changes
     (compare heads on one pair) and reset when the query changes. Follows View ▸ Weights
-    range."""
+    range. Laid out for the dock's width at full size (narrower: wrapped texts, the two
+    key charts stacked); taller than the dock, it scrolls."""
+
+    reflow = (MIN_WIDTH, WIDTH)
+    min_scale = 1.0
 
     def __init__(self, document, settings=None, parent=None):
         super().__init__(document, parent)
@@ -59,22 +64,24 @@ class NeuronView(DrawingWidget):
         if kind == "key":
             self.set_key(None if index == self.key else index)
 
-    def make_drawing(self, interactive: bool = True) -> NeuronDrawing:
+    def make_drawing(self, interactive: bool = True, width: float | None = None) -> NeuronDrawing:
         doc = self.document
         if self.key is not None and self.key >= doc.config.n:
             self.key = None  # fewer tokens now
         view = doc.view
         return NeuronDrawing(
-            doc, view.head, view.query, self.key, self.weights_range, interactive=interactive
-        )
+            doc, view.head, view.query, self.key, self.weights_range, interactive=interactive,
+            width=self.layout_width() if width is None else width,
+        )  # fmt: skip
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        widen_on_show(self, lambda: self.sizeHint().width())  # the dock fits the figure
+        widen_on_show(self, lambda: WIDTH * self.zoom)  # as wide as the figure, if it may
 
     def export_drawing(self, vector: bool) -> NeuronDrawing:
-        """The figure on paper: no "click a key below…" (a file has no mouse)."""
-        return self.make_drawing(interactive=False)
+        """The figure on paper: at its own width, without "click a key below…" (a file
+        has no mouse)."""
+        return self.make_drawing(interactive=False, width=WIDTH)
 
 
 register_view(ViewSpec("neuron", NeuronView, "neuronView", "Neuron view", figure="neuron"))

@@ -21,6 +21,7 @@ from mha_gui.views.window.registry import ViewSpec, register_view
 
 BAR_CHARS = 16
 BASE_PX = 13
+KEEP = "white-space:nowrap;"  # a label, a number or a bar never breaks; the notes wrap
 
 
 def _sub(text: str) -> str:
@@ -43,8 +44,8 @@ def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> 
     def row(label: str, value: str, note: str = "", bold: bool = False) -> str:
         weight = "font-weight:bold;" if bold else ""
         return (
-            f"<tr><td style='{weight}padding-right:14px'>{label}</td>"
-            f"<td align='right' style='{weight}padding-right:10px'>{value}</td>"
+            f"<tr><td style='{weight}{KEEP}padding-right:14px'>{label}</td>"
+            f"<td align='right' style='{weight}{KEEP}padding-right:10px'>{value}</td>"
             f"<td colspan='2' style='color:{pal.muted}'>{note}</td></tr>"
         )
 
@@ -65,9 +66,9 @@ def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> 
         short = f"({html.escape(human(value))}) " if value >= 1000 else ""
         note = f"{short}{s.growth}".strip()  # ∝ n², as the Stage says
         flops.append(
-            f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;{s.number} {s.name}</td>"
-            f"<td align='right' style='padding-right:10px'>{value:,}</td>"
-            f"<td style='padding-right:10px'>{graph}</td>"
+            f"<tr><td style='{KEEP}padding-right:14px'>&nbsp;&nbsp;{s.number} {s.name}</td>"
+            f"<td align='right' style='{KEEP}padding-right:10px'>{value:,}</td>"
+            f"<td style='{KEEP}padding-right:10px'>{graph}</td>"
             f"<td style='color:{pal.muted}'>{note}</td></tr>"
         )
     total = st.total_flops
@@ -118,8 +119,9 @@ class StatsPanel(QTextBrowser):
     def __init__(self, document, settings=None, parent=None):
         super().__init__(parent)
         self.setOpenLinks(False)
-        # a label or a number never breaks inside: a narrow dock scrolls sideways instead
-        self.setLineWrapMode(QTextBrowser.LineWrapMode.NoWrap)
+        # in a narrow dock the notes wrap (labels, numbers and bars never break), so no
+        # line is cut or needs a sideways scroll
+        self.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
         # `doc`, not `document`: QTextEdit.document() is the panel's own QTextDocument
         self.doc = document
         self.theme_name = "light"
@@ -157,8 +159,12 @@ class StatsPanel(QTextBrowser):
         widen_on_show(self, self.wanted_width)  # the dock opens as wide as the table
 
     def wanted_width(self) -> int:
-        """The width at which every line reads without scrolling sideways."""
-        return int(self.document().idealWidth()) + 2 * self.frameWidth() + 4
+        """The width at which every line reads unwrapped."""
+        unwrapped = self.document().clone(self)
+        unwrapped.setTextWidth(-1)
+        width = unwrapped.idealWidth()
+        unwrapped.deleteLater()
+        return int(width) + 2 * self.frameWidth() + 4
 
     def text(self) -> str:
         """What the panel shows (or will show once visible), as plain text."""
