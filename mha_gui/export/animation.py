@@ -20,6 +20,8 @@ from mha_gui.export.figure import StageFigure, figure_layout
 from mha_gui.export.layout import INFO_PX, MARGIN, ROW_GAP, SHAPES_PX, TITLE_PX
 
 DEFAULT_GIF_WIDTH = 1200  # a 7-frame GIF at 1600 px is several MB; 1200 is still sharp
+FRAME_MARGIN = 0.03  # of the frame's width, round the content
+TITLE_SHARE = 1 / 32  # the title's size on a slide, of the frame's width (37 px at 1200)
 
 
 def qimage_to_pil(img) -> Image.Image:
@@ -47,13 +49,14 @@ def stage_frames(
     colormap: str = theme.DEFAULT_COLORMAP,
     weights_range: str = "fixed",
 ) -> list[Image.Image]:
-    """One 16:9 frame per stage (a slide): each stage's figure cropped to what it draws,
-    its rows of panels in the columns that fill the frame best, as large as the frame
-    allows and centred on the theme's background."""
+    """One 16:9 frame per stage (a slide): the title block at one size on every frame,
+    below it the stage's figure cropped to what it draws, its rows of panels in the
+    columns that fill the room best, as large as the frame allows; the whole centred on
+    the theme's background."""
     trace = session.run()
     w, h = frame_size(int(width or DEFAULT_GIF_WIDTH))
     bg = theme.palette(theme_name).background
-    out = []
+    parts = []
     for s in STAGES:
         fig = StageFigure(
             figure_layout(
@@ -65,14 +68,56 @@ def stage_frames(
         img = qimage_to_pil(
             render_drawing(fig, max(1, round(fig.width * density)), theme_name, colormap)
         )
-        slide = _arrange(img, bg, w / h, round(_header_height() * density))
-        scale = min(w / slide.width, h / slide.height)
-        size = (max(1, round(slide.width * scale)), max(1, round(slide.height * scale)))
-        slide = slide.resize(size, Image.Resampling.LANCZOS)
-        canvas = Image.new("RGB", (w, h), bg)
-        canvas.paste(slide, ((w - slide.width) // 2, (h - slide.height) // 2))
-        out.append(canvas)
-    return out
+        parts.append((density, *_split(img, bg, round(_header_height() * density))))
+    margin = round(FRAME_MARGIN * w)
+    # one size of title for every frame (frame px per figure unit): its target, or what
+    # lets the widest title block fit
+    unit = min(
+        TITLE_SHARE * w / TITLE_PX,
+        *(
+            (w - 2 * margin) / (header.width / density)
+            for density, header, _bands, _pad in parts
+            if header is not None
+        ),
+    )
+    return [
+        _frame(w, h, margin, bg, _resized(header, unit / density), bands, pad)
+        for density, header, bands, pad in parts
+    ]
+
+
+def _resized(img: Image.Image | None, scale: float) -> Image.Image | None:
+    if img is None:
+        return None
+    size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
+    return img.resize(size, Image.Resampling.LANCZOS)
+
+
+def _frame(w: int, h: int, margin: int, bg: str, header, bands, pad: int) -> Image.Image:
+    """A w×h slide: `header` (at its size) over `bands` set in the columns that fill the
+    room left below it best, scaled to it; header and body centred together."""
+    gap = round(margin * 0.6) if header is not None else 0
+    header_h = header.height if header is not None else 0
+    room_w, room_h = w - 2 * margin, max(1, h - 2 * margin - header_h - gap)
+    body = None
+    if bands:
+        body, best_fill = None, -1.0
+        for cols in range(1, len(bands) + 1):
+            sheet = _columns(bands, cols, bg, pad)
+            # how much of the room the sheet covers when scaled to fit it
+            scale = min(room_w / sheet.width, room_h / sheet.height)
+            fill = sheet.width * sheet.height * scale**2 / (room_w * room_h)
+            if fill > best_fill + 0.02:
+                body, best_fill = sheet, fill
+        body = _resized(body, min(room_w / body.width, room_h / body.height))
+    canvas = Image.new("RGB", (w, h), bg)
+    body_h = body.height if body is not None else 0
+    top = (h - header_h - gap - body_h) // 2
+    if header is not None:
+        canvas.paste(header, ((w - header.width) // 2, top))
+    if body is not None:
+        canvas.paste(body, ((w - body.width) // 2, top + header_h + gap))
+    return canvas
 
 
 def _header_height() -> float:
@@ -100,15 +145,16 @@ def _bands(img: Image.Image, bg: str, gap: int) -> list[tuple[int, int]]:
     return bands
 
 
-def _arrange(img: Image.Image, bg: str, aspect: float, header_h: int) -> Image.Image:
-    """The figure's ink with a margin, its bands of panels below the title block set in
-    the number of columns (1 … bands) whose whole comes closest to filling `aspect`."""
+def _split(img: Image.Image, bg: str, header_h: int):
+    """The figure's title block (cropped to its ink; None if blank), its bands of panels
+    below (each cropped, wide blank gaps squeezed) and the padding between bands."""
     box = _ink_box(img, bg)
+    pad = round(MARGIN * 0.75)
     if box is None:
-        return img
-    pad = round(MARGIN * 0.75 * img.width / max(img.width, 1))
+        return None, [], pad
     header = img.crop((box[0], box[1], box[2], min(box[3], max(box[1] + 1, header_h))))
-    header = header.crop(_ink_box(header, bg) or (0, 0, *header.size))
+    inked = _ink_box(header, bg)
+    header = header.crop(inked) if inked is not None else None
     body = img.crop((box[0], min(box[3], header_h), box[2], box[3]))
     gap = max(8, round(ROW_GAP * 0.6 * img.width / 1600))
     bands = [body.crop((0, top, body.width, bottom)) for top, bottom in _bands(body, bg, gap)]
@@ -116,33 +162,21 @@ def _arrange(img: Image.Image, bg: str, aspect: float, header_h: int) -> Image.I
         _squeezed(band.crop(_ink_box(band, bg) or (0, 0, *band.size)), bg, 2 * pad)
         for band in bands
     ]
-    if not bands:
-        return _padded(img.crop(box), bg, pad)
-    best, best_fill = None, -1.0
-    for cols in range(1, len(bands) + 1):
-        sheet = _columns(header, bands, cols, bg, pad)
-        # how much of a frame of this aspect the sheet covers when scaled to fit it
-        fill = min(sheet.width / sheet.height / aspect, sheet.height * aspect / sheet.width)
-        if fill > best_fill + 0.02:
-            best, best_fill = sheet, fill
-    return best
+    return header, bands, pad
 
 
-def _columns(header, bands, cols: int, bg: str, pad: int) -> Image.Image:
-    """header over the bands in `cols` columns (filled in order, heights balanced)."""
+def _columns(bands, cols: int, bg: str, pad: int) -> Image.Image:
+    """The bands in `cols` columns (filled in order, heights balanced)."""
     per = -(-len(bands) // cols)
     groups = [bands[k : k + per] for k in range(0, len(bands), per)]
     col_w = [max(b.width for b in g) for g in groups]
     col_h = [sum(b.height for b in g) + pad * (len(g) - 1) for g in groups]
-    width = max(header.width, sum(col_w) + 2 * pad * (len(groups) - 1))
-    height = header.height + pad + max(col_h)
-    sheet = Image.new("RGB", (width + 2 * pad, height + 2 * pad), bg)
-    sheet.paste(header, (pad, pad))
-    x = pad + (width - sum(col_w) - 2 * pad * (len(groups) - 1)) // 2
+    sheet = Image.new("RGB", (sum(col_w) + 2 * pad * (len(groups) - 1), max(col_h)), bg)
+    x = 0
     for group, cw in zip(groups, col_w, strict=True):
-        y = pad + header.height + pad
+        y = 0
         for band in group:
-            sheet.paste(band, (x, y))
+            sheet.paste(band, (x + (cw - band.width) // 2, y))
             y += band.height + pad
         x += cw + 2 * pad
     return sheet
@@ -164,12 +198,6 @@ def _squeezed(band: Image.Image, bg: str, most: int) -> Image.Image:
         return band
     pixels = np.asarray(band)[:, keep]
     return Image.fromarray(np.ascontiguousarray(pixels), "RGB")
-
-
-def _padded(img: Image.Image, bg: str, pad: int) -> Image.Image:
-    sheet = Image.new("RGB", (img.width + 2 * pad, img.height + 2 * pad), bg)
-    sheet.paste(img, (pad, pad))
-    return sheet
 
 
 def write_gif(

@@ -33,3 +33,32 @@ def test_every_frame_is_filled_and_centred(qapp, name):
         assert max(wide, high) >= 0.85 and wide * high >= 0.45, (number, wide, high)
         assert abs(left - (w - 1 - right)) <= 0.05 * w, (number, left, right)
         assert abs(top - (h - 1 - bottom)) <= 0.05 * h, (number, top, bottom)
+
+
+def _text_lines(frame) -> list[tuple[int, int]]:
+    """(height, width) of the frame's lines of ink from the top, split at blank rows."""
+    f = np.asarray(frame).astype(int)
+    ink = np.abs(f - f[0, 0]).sum(axis=2) > 60
+    rows = np.flatnonzero(ink.any(axis=1))
+    bands, start, last = [], rows[0], rows[0]
+    for y in rows[1:]:
+        if y - last > 2:
+            bands.append((start, last))
+            start = y
+        last = y
+    bands.append((start, last))
+    out = []
+    for top, bottom in bands:
+        cols = np.flatnonzero(ink[top : bottom + 1].any(axis=0))
+        out.append((int(bottom - top + 1), int(cols.max() - cols.min() + 1)))
+    return out
+
+
+@pytest.mark.parametrize("name", list(SESSIONS))
+def test_the_title_block_has_one_size_on_every_frame(qapp, name):
+    """The settings line under the title (n, d_model, heads …) reads the same on every
+    stage: drawn as wide on every frame, the title block does not grow and shrink as the
+    walkthrough plays (it did, 142–387 px wide at 600 px frames)."""
+    widths = [_text_lines(frame)[2][1] for frame in stage_frames(SESSIONS[name](), width=600)]
+    assert max(widths) - min(widths) <= 3, widths
+    assert min(widths) >= 250  # and large: about half the frame's width
