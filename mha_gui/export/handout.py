@@ -22,6 +22,7 @@ from mha_gui.engine.panels.stages import STAGES
 from mha_gui.engine.teaching.worked_example import worked_example
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
+from mha_gui.export.layout import LABEL_PX
 from mha_gui.export.painter import painter_on, saved
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
@@ -82,8 +83,7 @@ def write_handout(
             # the figure without its title block, and the tables: both as large as the
             # page allows (no table below TABLE_MIN_PX); tables that do not fit below
             # the figure continue on pages of their own
-            lay = figure.layout_scene(scene, vector=True, header=False)
-            s, px, together = _page_plan(lay, mats, y, decimals, kind)
+            lay, s, px, together = figure_plan(scene, mats, y, decimals, kind)
             with saved(painter):
                 painter.translate(MARGIN + (inner - lay.width * s) / 2, y)
                 painter.scale(s, s)
@@ -172,6 +172,25 @@ TABLE_PX = (14.0, 13.0, 12.0, 11.0, 10.0, 9.0)  # the tables' text, largest firs
 TABLE_MIN_PX = TABLE_PX[-1]  # read on paper without a magnifier
 FIGURE_MIN_SHARE = 0.4  # the figure keeps at least this share of the page's height
 BOTTOM = PAGE_H - MARGIN - 6  # where the tables end
+
+
+# the figure's widths tried on a page: narrower, it has smaller cells and larger text
+FIGURE_WIDTHS = (1600.0, 1200.0, 960.0, 760.0)
+
+
+def figure_plan(scene, mats, y: float, decimals: int, kind: str):
+    """(layout, figure scale, table text size, whether the tables share the page) of the
+    figure width that prints the page's smallest text largest: the figure's labels
+    (LABEL_PX × scale) or the tables' text, whichever is smaller; tables on the
+    figure's page first (then the larger figure)."""
+    best, best_key = None, None
+    for width in FIGURE_WIDTHS:
+        lay = figure.layout_scene(scene, vector=True, header=False, max_width=width)
+        s, px, together = _page_plan(lay, mats, y, decimals, kind)
+        key = (together, round(min(s * LABEL_PX, px if mats else math.inf), 2), s)
+        if best_key is None or key > best_key:
+            best, best_key = (lay, s, px, together), key
+    return best
 
 
 def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, float, bool]:

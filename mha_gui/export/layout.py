@@ -124,11 +124,15 @@ def _tick_values(kind: str, levels: tuple[float, float]) -> list[float]:
     return [lo + (hi - lo) * f for f in (0.0, 0.25, 0.5, 0.75, 1.0)]
 
 
-def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> Layout:
+def layout_scene(
+    scene: Scene, *, vector: bool = True, header: bool = True, max_width: float = MAX_WIDTH
+) -> Layout:
     """Geometry of every element, in logical units (see module docstring).
 
     `header=False` leaves out the title block (title, formula, shapes, settings) for a
-    page that prints its own header, like the handout."""
+    page that prints its own header, like the handout. `max_width` (MIN_WIDTH to
+    MAX_WIDTH): a narrower figure has smaller cells but, scaled to a page, larger text."""
+    max_width = max(MIN_WIDTH, min(MAX_WIDTH, float(max_width)))
     ensure_app()
     y = MARGIN
     title_y = y
@@ -160,13 +164,13 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
         gutter = row_label_w + 10
 
         def fit(cols: int, gutter=gutter, nc=nc, nr=nr) -> float:
-            avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
+            avail = max_width - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
             return min(MAX_CELL, avail / (cols * nc), MAX_PANEL_HEIGHT / nr)
 
         panel_title_w = max(rich_width(p.title, PANEL_TITLE_PX, True) + 22 for p in row.panels)
 
         def titles_fit(cols: int, gutter=gutter, title_w=panel_title_w) -> bool:
-            avail = MAX_WIDTH - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
+            avail = max_width - 2 * MARGIN - gutter - bar_area - (cols - 1) * PANEL_GAP
             return cols * title_w <= avail
 
         # panel titles wider than their heatmaps: more lines rather than overflow
@@ -264,7 +268,7 @@ def layout_scene(scene: Scene, *, vector: bool = True, header: bool = True) -> L
     for b in bars:  # one column for every bar, right of the widest line of panels
         b.x = MARGIN + content_w + 18
     grid_w = content_w + bar_area
-    width = min(MAX_WIDTH, max(MIN_WIDTH, grid_w + 2 * MARGIN, title_w + 2 * MARGIN))
+    width = min(max_width, max(MIN_WIDTH, grid_w + 2 * MARGIN, title_w + 2 * MARGIN))
     shift = max(0.0, (width - 2 * MARGIN - grid_w) / 2)
     for g in geoms[rows_start:]:
         g.x += shift

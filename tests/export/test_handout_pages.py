@@ -22,6 +22,7 @@ from mha_gui.export.handout import (
     _page_plan,
     _pieces,
     _tables,
+    figure_plan,
     table_format,
 )
 from mha_gui.export.latex import stage_matrices
@@ -36,11 +37,9 @@ def plan(session, stage):
         for p in stage_matrices(session, stage, trace=t)
         if max(p.matrix.shape) <= TABLE_MAX_SIDE
     ]
-    lay = figure.layout_scene(
-        figure.build_scene(session, stage, trace=t), vector=True, header=False
-    )
     kind = "weights" if stage.name == "weights" else "values"
-    scale, px, together = _page_plan(lay, mats, HEADER, 2, kind)
+    scene = figure.build_scene(session, stage, trace=t)
+    lay, scale, px, together = figure_plan(scene, mats, HEADER, 2, kind)
     fmt = table_format([m[1] for m in mats], 2, kind)
     pieces = _pieces(mats, fmt, px)
     tables = _tables(None, pieces, 0.0, None, fmt, px, measure=True)[0]
@@ -135,3 +134,36 @@ def test_the_worked_example_follows_the_framed_head_and_the_sessions_query(tmp_p
     export_to(session, tmp_path / "h.pdf", handout=True)
     assert 'Worked example · query "sat", head 1' in headings
     assert all('"sat"' in h for h in headings) and not any("head 0" in h for h in headings)
+
+
+def _label_pt(lay, scale) -> float:
+    return min(g.label_px for g in lay.panels) * scale
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.name)
+def test_the_figures_labels_are_printed_at_8_pt(stage):
+    """causal-6x16's four heads in a 1600-unit line were scaled to 0.32 on A4: labels of
+    4.2 pt. The figure is laid out narrower for the page instead (smaller cells, text
+    the same size), so its tokens read at 8 pt and more."""
+    lay, scale, *_rest = plan(load_preset("causal-6x16"), stage)
+    assert _label_pt(lay, scale) >= 8.0
+
+
+@pytest.mark.parametrize("layer", ["toy", "gqa", "16 tokens"])
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.name)
+def test_the_page_never_prints_smaller_than_the_figure_at_its_own_width(layer, stage):
+    session = random_session(0, 16, 16, 4) if layer == "16 tokens" else load_preset(layer)
+    lay, scale, px, together, *_rest = plan(session, stage)
+    t = session.run()
+    mats = [
+        (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
+        for p in stage_matrices(session, stage, trace=t)
+        if max(p.matrix.shape) <= TABLE_MAX_SIDE
+    ]
+    kind = "weights" if stage.name == "weights" else "values"
+    own = figure.layout_scene(figure.build_scene(session, stage, trace=t), header=False)
+    own_scale, own_px, own_together = _page_plan(own, mats, HEADER, 2, kind)
+    assert together >= own_together
+    if together == own_together:
+        smallest = min(_label_pt(lay, scale), px if mats else 99)
+        assert smallest >= min(_label_pt(own, own_scale), own_px if mats else 99) - 0.01
