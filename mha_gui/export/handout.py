@@ -74,12 +74,7 @@ def write_handout(
             y += figure.draw_rich_wrapped(painter, MARGIN, y, inner, stage.what, 10.5, pal.text)
             y += 10
             # matrices as numbers, flowed left to right while they fit the page
-            mats = [
-                (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
-                for p in stage_matrices(session, stage, head=head, trace=trace)
-                if max(p.matrix.shape) <= TABLE_MAX_SIDE
-            ]
-            kind = "weights" if stage.name == "weights" else "values"
+            mats, kind = page_tables(session, stage, head, trace)
             # the figure without its title block, and the tables: both as large as the
             # page allows (no table below TABLE_MIN_PX); tables that do not fit below
             # the figure continue on pages of their own
@@ -109,6 +104,17 @@ def write_handout(
                 if len(rest) == left:  # taller than a page: cannot happen up to 16 rows
                     break
             _footer(painter, pal, c, stage)
+
+
+def page_tables(session: Session, stage, head, trace) -> tuple[list, str]:
+    """The stage's matrices small enough to print as numbers (symbol, matrix, row and
+    column labels), and the kind of numbers they hold ("weights" or "values")."""
+    mats = [
+        (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
+        for p in stage_matrices(session, stage, head=head, trace=trace)
+        if max(p.matrix.shape) <= TABLE_MAX_SIDE
+    ]
+    return mats, "weights" if stage.name == "weights" else "values"
 
 
 WORKED_PX = 11.0  # the worked example's text (points)

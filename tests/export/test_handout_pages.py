@@ -18,26 +18,20 @@ from mha_gui.export.handout import (
     MARGIN,
     PAGE_H,
     PAGE_W,
-    TABLE_MAX_SIDE,
     _page_plan,
     _pieces,
     _tables,
     figure_plan,
+    page_tables,
     table_format,
 )
-from mha_gui.export.latex import stage_matrices
 
 HEADER = 150.0  # about where a page's header ends
 
 
 def plan(session, stage):
     t = session.run()
-    mats = [
-        (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
-        for p in stage_matrices(session, stage, trace=t)
-        if max(p.matrix.shape) <= TABLE_MAX_SIDE
-    ]
-    kind = "weights" if stage.name == "weights" else "values"
+    mats, kind = page_tables(session, stage, None, t)
     scene = figure.build_scene(session, stage, trace=t)
     lay, scale, px, together = figure_plan(scene, mats, HEADER, 2, kind)
     fmt = table_format([m[1] for m in mats], 2, kind)
@@ -155,12 +149,7 @@ def test_the_page_never_prints_smaller_than_the_figure_at_its_own_width(layer, s
     session = random_session(0, 16, 16, 4) if layer == "16 tokens" else load_preset(layer)
     lay, scale, px, together, *_rest = plan(session, stage)
     t = session.run()
-    mats = [
-        (p.symbol.text, p.matrix, p.row_labels, p.col_labels)
-        for p in stage_matrices(session, stage, trace=t)
-        if max(p.matrix.shape) <= TABLE_MAX_SIDE
-    ]
-    kind = "weights" if stage.name == "weights" else "values"
+    mats, kind = page_tables(session, stage, None, t)
     own = figure.layout_scene(figure.build_scene(session, stage, trace=t), header=False)
     own_scale, own_px, own_together = _page_plan(own, mats, HEADER, 2, kind)
     assert together >= own_together
