@@ -53,6 +53,7 @@ def cell_ticks(labels: list[str], step: int = 1) -> list[tuple[float, str]]:
 # A stretching panel's labels are laid out again at most MAX_REFITS times in one burst of
 # resizes (refits less than REFIT_BURST_S apart): see HeatmapPanel._refit_cycles.
 MAX_REFITS = 12
+MIN_SQUARE_PX = 6.0  # a stretching panel's square cells, at least
 REFIT_BURST_S = 0.5
 
 
@@ -142,6 +143,8 @@ class HeatmapPanel:
 
         self.values = ValueLabels(plot, self.rows, self.cols, palette, value_limit, show_values)
         self._tick_labels: tuple[list[str], list[str], int] | None = None
+        self._square: str | None = None  # a stretching panel's square cells: their anchor
+        self._least_square = MIN_SQUARE_PX
         vb.sigResized.connect(self._fit_labels)
 
     # ------------------------------------------------------------------ content ---
@@ -199,6 +202,85 @@ class HeatmapPanel:
         self._ticks_set = None
         self._fit_ticks()
 
+    # ------------------------------------------------------- stretching panels ---
+    def keep_square(self, anchor: str, least: float = MIN_SQUARE_PX) -> None:
+        """A panel that stretches with its grid cell (the query strip's) draws square
+        cells of the largest side its box allows, set at the box's bottom (by its
+        labels) and at its left ("left", beside its row labels) or centre ("centre").
+        Cells that would be smaller than `least` px stay stretched: a 1 × 128 vector as
+        a bar, not a line of 1.5 px squares; 40 keys at the width their labels need."""
+        self._square = anchor
+        self._least_square = float(least)
+        for name, cells in (("left", self.rows), ("bottom", self.cols)):
+            self.plot.getAxis(name).cells = cells  # the axis line under the cells only
+        self.plot.getViewBox().sigResized.connect(self._square_range)
+        self._square_range()
+
+    def drawn_cell(self) -> tuple[float, float]:
+        """(width, height) in pixels of a cell as it is drawn."""
+        if self.size is not None:
+            return self.size.cell, self.size.cell
+        rect = self.plot.getViewBox().sceneBoundingRect()
+        cw, ch = rect.width() / max(1, self.cols), rect.height() / max(1, self.rows)
+        side = min(cw, ch)
+        if self._square is not None and side >= self._least_square:
+            return side, side
+        return cw, ch
+
+    def _square_range(self, *_args) -> None:
+        rect = self.plot.getViewBox().sceneBoundingRect()
+        if rect.width() <= 0 or rect.height() <= 0:
+            return
+        cw, ch = self.drawn_cell()
+        span_x, span_y = rect.width() / cw, rect.height() / ch
+        x0 = 0.0 if self._square == "left" else -(span_x - self.cols) / 2
+        self.plot.getViewBox().setRange(
+            xRange=(x0, x0 + span_x), yRange=(self.rows - span_y, self.rows), padding=0
+        )
+
+    def _stretched_size(self, rect) -> PanelSize:
+        """The labels' size of a stretching panel at its box `rect`. Square cells are as
+        large as the box is tall once the bottom labels took their room, and rotated
+        labels take more: the labels are chosen for the cells they leave, starting from
+        upright ones (else a first layout in a small box, rotated, would keep its
+        labels rotated and its cells small)."""
+
+        zoom = [self.zoom]
+
+        def size_at(pitch: float, row_pitch: float) -> PanelSize:
+            labels = (self._row_labels, self._col_labels)
+            return panel_size(
+                self.rows, self.cols, *labels, pitch, zoom[0], False, row_pitch=row_pitch
+            )  # fmt: skip
+
+        cw, ch = self.drawn_cell()
+        if self._square is None or cw != ch:
+            return size_at(cw, ch)  # stretched cells are not square
+        vb, bottom = self.plot.getViewBox(), self.plot.getAxis("bottom")
+        now = bottom.height() if bottom.isVisible() else 0.0
+        width = rect.width() / max(1, self.cols)
+        tallest = vb.maximumHeight()
+
+        def side(bottom_h: float) -> float:
+            high = min(rect.height() + now - bottom_h, tallest) / max(1, self.rows)
+            return max(self._least_square, min(width, high))
+
+        size = size_at(width, width)  # the upright labels of the widest cells, if any
+        if size.rotated and self.zoom > 1.0:  # upright at their 100 % size, rather
+            zoom[0] = 1.0
+            upright = size_at(width, width)
+            if upright.rotated:
+                zoom[0] = self.zoom
+            else:
+                size = upright
+        for _ in range(3):
+            pitch = side(size.bottom_h if bottom.isVisible() else 0.0)
+            again = size_at(pitch, pitch)
+            if again.bottom_h == size.bottom_h and again.cell == size.cell:
+                break
+            size = again
+        return size
+
     def _fit_ticks(self) -> None:
         if not self._row_labels and not self._col_labels:
             return
@@ -207,28 +289,7 @@ class HeatmapPanel:
             rect = self.plot.getViewBox().sceneBoundingRect()
             if rect.width() <= 0:
                 return
-            pitch = rect.width() / max(1, self.cols)
-            size = panel_size(
-                self.rows,
-                self.cols,
-                self._row_labels,
-                self._col_labels,
-                pitch,
-                self.zoom,
-                False,
-                row_pitch=rect.height() / max(1, self.rows),  # the strip's cells: not square
-            )
-            size = PanelSize(
-                self.rows,
-                self.cols,
-                pitch,
-                size.label_px,
-                size.row_step,
-                size.col_step,
-                size.rotated,
-                size.left_w,
-                size.bottom_h,
-            )
+            size = self._stretched_size(rect)
         elif size.label_px <= 0:
             return
         key = (size.label_px, size.row_step, size.col_step, size.rotated, size.bottom_h)
@@ -300,7 +361,7 @@ class HeatmapPanel:
             self.marks.draw_blocked(self._blocked)
         # the numbers' widths may have changed: fit their font again (set on the labels
         # only when its size changes), then print them once
-        self.values.fit(self.matrix, self.fmt)
+        self.values.fit(self.matrix, self.fmt, self.drawn_cell())
         self._update_labels()
 
     def set_hidden(self, cells) -> None:
@@ -359,7 +420,7 @@ class HeatmapPanel:
     def _fit_labels(self, *_args) -> None:
         """The view box was resized: fit the tick labels and the numbers' font to it."""
         self._fit_ticks()
-        if self.values.fit(self.matrix, self.fmt):
+        if self.values.fit(self.matrix, self.fmt, self.drawn_cell()):
             self._update_labels()
 
     def set_show_values(self, show: bool) -> None:

@@ -29,6 +29,7 @@ class TokenAxis(safe_items.AxisItem):
         self.enableAutoSIPrefix(False)
         self.rotated = False
         self._labels: list[tuple[float, str]] | None = None
+        self.cells: int | None = None  # set: the axis line runs under cells 0…cells only
 
     def set_labels(self, ticks: list[tuple[float, str]], font: QFont, rotated: bool = False):
         """Draw `ticks` ((position in cells, text)) in `font`; `rotated` column labels."""
@@ -52,6 +53,15 @@ class TokenAxis(safe_items.AxisItem):
             axis = (self.pen(), bounds.topRight(), bounds.bottomRight())
         else:
             axis = (self.pen(), bounds.topLeft(), bounds.topRight())
+        if self.cells is not None:  # a box wider (taller) than its square cells
+            ends = [vb.mapViewToScene(QPointF(v, v)) for v in (0.0, float(self.cells))]
+            a, b = (self.mapFromScene(e) for e in ends)
+            if left:
+                top, low = sorted((a.y(), b.y()))
+                axis = (self.pen(), QPointF(bounds.right(), top), QPointF(bounds.right(), low))
+            else:
+                lo, hi = sorted((a.x(), b.x()))
+                axis = (self.pen(), QPointF(lo, bounds.top()), QPointF(hi, bounds.top()))
         specs = []
         dont_clip = Qt.TextFlag.TextDontClip
         for value, text in self._labels:

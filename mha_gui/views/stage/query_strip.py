@@ -22,7 +22,7 @@ from mha_gui.engine.panels.stage_panels import weights_colours
 from mha_gui.engine.teaching.explain import explain_cell
 from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
-from mha_gui.views.stage.heatmap_panel import HeatmapPanel
+from mha_gui.views.stage.heatmap_panel import MIN_SQUARE_PX, HeatmapPanel
 from mha_gui.views.stage.plot_items import add_plot, set_label
 from mha_gui.views.stage.square_grid import (
     LABEL_MAX_PX,
@@ -45,6 +45,7 @@ MIN_HEIGHT = 90
 # strip's zoom), so its upright label is drawn at 0.8 × 14 ≈ 11 px (≥ 10 px) and one
 # label's line never touches the next; a strip that then needs more width scrolls.
 KEY_PITCH_PX = 14.0
+HEADS_PITCH_PX = 13.0  # a label of 0.8 × 13 ≈ 10 px (rotated when wider)
 
 
 def feature_labels(count: int) -> list[str]:
@@ -332,6 +333,14 @@ class QueryStrip(QWidget):
             vb = plot.getViewBox()
             vb.sigResized.connect(lambda *_a, vb=vb, cols=shape[1]: _square_cells(vb, cols))
             plot.layout.setAlignment(vb, Qt.AlignmentFlag.AlignBottom)  # on its labels
+        # square cells in whatever box the strip gives (the toy's 2 heads of 4 keys
+        # were 46 × 22 px cells), keys at least as wide as their labels need
+        keys = name in ("s", "a", "heads") and shape[1] <= READABLE
+        # (the heads' squares: every key still named at 10 px, rotated if it must)
+        least = KEY_PITCH_PX * max(self.options.zoom**0.5, 1.0) if keys else MIN_SQUARE_PX
+        if keys and name == "heads":
+            least = HEADS_PITCH_PX
+        panel.keep_square("left" if name == "heads" else "centre", least)
         return panel
 
     def _clicked(self, part: str, row: int) -> None:

@@ -42,13 +42,14 @@ class ValueLabels:
                     row.append(item)
                 self.items.append(row)
 
-    def fit(self, matrix: np.ndarray | None, fmt: NumberFormat) -> bool:
-        """Choose the font size for the cells' size and the widest number of `matrix`;
-        True when it changed (the labels then need printing again)."""
+    def fit(self, matrix: np.ndarray | None, fmt: NumberFormat, cell=None) -> bool:
+        """Choose the font size for the cells' size (`cell`: (width, height) in pixels;
+        by default the view box's share) and the widest number of `matrix`; True when it
+        changed (the labels then need printing again)."""
         rect = self.plot.getViewBox().sceneBoundingRect()
         if rect.width() <= 0 or not self.items:
             return False
-        cw, ch = rect.width() / self.cols, rect.height() / self.rows
+        cw, ch = cell if cell is not None else (rect.width() / self.cols, rect.height() / self.rows)
         size = int(min(ch * 0.42, 18))
         if size >= VALUE_MIN_PX and matrix is not None:
             # the widest number must fit its cell; else a smaller font, or none. Widest

@@ -196,8 +196,15 @@ def test_labels_that_resize_their_own_view_box_stop_going_round(qtbot, strip, mo
     flip = [False]
 
     def alternating(rows, cols, *_args, **_kwargs):  # the two layouts of the cycle, in turn
-        flip[0] = not flip[0]
         return PanelSize(rows, cols, 12.0, 9.0, 1, 1, flip[0], 30.0, 40.0 if flip[0] else 20.0)
+
+    real_fit = panel._fit_ticks
+
+    def resized():  # each resize of the cycle asks for the other layout
+        flip[0] = not flip[0]
+        real_fit()
+
+    monkeypatch.setattr(panel, "_fit_ticks", resized)
 
     laid_out = []
     monkeypatch.setattr(heatmap_panel, "panel_size", alternating)

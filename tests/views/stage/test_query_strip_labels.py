@@ -63,3 +63,32 @@ def test_the_strips_vectors_are_never_bars_taller_than_wide(qtbot, layer):
 
     qtbot.waitUntil(lambda: not bars())  # the view boxes follow their widths
     w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+@pytest.mark.parametrize("layer", ["toy", "gqa", "causal-6x16", "20 tokens", "40 tokens"])
+def test_every_strip_panel_draws_square_cells(qtbot, layer, zoom):
+    """The strip's boxes stretch with the window, its cells do not: each panel's cells
+    are squares of the largest side its box allows (the toy's "every head" panel was
+    46 × 22 px cells, causal-6x16's 30 × 13), its keys still named. Only where squares
+    would be smaller than the keys' labels need (40 keys, 8 heads) do cells stretch."""
+    from tests.views.stage.test_square_heatmaps import drawn_cell
+
+    w = window(qtbot, layer, zoom)
+    w.document.set_stage(3)
+    strip = w.query_strip
+    settle(qtbot, w.attention_view)
+    qtbot.waitUntil(lambda: strip.settled)
+    squares = {"q", "s", "a", "z", "heads"} - ({"heads"} if layer == "40 tokens" else set())
+
+    def not_square() -> list:
+        cells = {name: drawn_cell(strip.panels[name]) for name in squares}
+        return [(n, wh) for n, wh in cells.items() if abs(wh[0] - wh[1]) > 1.0]
+
+    qtbot.waitUntil(lambda: not not_square())
+    for name in ("s", "a", "heads"):  # and every key is still named, at ≥ 10 px
+        axis = strip.panels[name].plot.getAxis("bottom")
+        keys = [axis_label(t, i) for i, t in enumerate(w.document.tokens)]
+        assert [text for _r, _f, text in drawn(axis)] == keys, name
+        assert QFontInfo(axis.style["tickFont"]).pixelSize() >= 10, name
+    w.document.undo_stack.setClean()
