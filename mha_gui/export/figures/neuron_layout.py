@@ -25,7 +25,7 @@ MARGIN = 28.0
 WIDTH = 1120.0  # the figure's own width (an export); a narrow dock lays it out narrower
 MIN_WIDTH = 480.0
 GUTTER = 210.0  # row labels left of the cells and the bars
-NARROW_GUTTER = 130.0
+NARROW_GUTTER = 120.0
 MIN_CHART_W = 200.0  # narrower than this side by side: the two charts are stacked
 TITLE_PX = 24.0
 TEXT_PX = 17.0
@@ -38,7 +38,7 @@ SUM_W = 118.0  # the "Σ" cell right of the products
 WATERFALL_H = 150.0
 CHART_W, NUM_W, CHART_GAP = 300.0, 84.0, 30.0
 EXPLICIT_SUM_MAX = 8  # write the sum out term by term up to this d_k
-VALUE_SIZES = (VALUE_PX, 13.0, 12.0, 11.0)  # a cell's number: the largest that fits
+VALUE_SIZES = (VALUE_PX, 13.0, 12.0, 11.0, 10.0)  # a cell's number: the largest that fits
 
 
 class KeyChart:
@@ -115,7 +115,7 @@ class NeuronLayout:
             (
                 px
                 for px in VALUE_SIZES
-                if self.cw >= max(text_width(t, px) for t in texts) + 8 and self.cw >= 30
+                if self.cw >= max(text_width(t, px) for t in texts) + 4 and self.cw >= 30
             ),
             None,
         )

@@ -291,8 +291,13 @@ class DrawingWidget(QWidget):
         if self.drawing is None:
             return QSize(160, 120)
         scale = self.min_scale * self.zoom
-        if self.reflow is not None:  # its narrowest layout (its own width would never shrink)
-            return QSize(int(self.reflow[0] * scale), int(self.drawing.height * scale) + 1)
+        if self.reflow is not None:
+            # its narrowest layout at 100 % (its own width would never shrink; zoomed,
+            # a dock too narrow for it at the zoom shows it a little smaller, not cut),
+            # and as tall as it is drawn at this width
+            drawn = min(self.width() / self.drawing.width, self.max_scale * self.zoom)
+            height = self.drawing.height * max(drawn, self.min_scale)
+            return QSize(int(self.reflow[0] * self.min_scale), int(height) + 1)
         return QSize(int(self.drawing.width * scale), int(self.drawing.height * scale))
 
     # -------------------------------------------------------------------- mouse ---

@@ -81,8 +81,9 @@ def test_bottom_figures_keep_their_text_size(window, qtbot, name):
 @pytest.mark.parametrize("name", ["neuron", "lines"])
 def test_side_dock_figures_are_laid_out_for_the_dock_at_full_size(window, qtbot, name, zoom):
     """Not a 1000-unit figure shrunk into a 530 px dock (7 px notes): the figure is laid
-    out for the dock's width and drawn at the zoom's full size; at 100 % nothing
-    scrolls sideways, what is taller than the dock scrolls down."""
+    out for the dock's width and drawn at the zoom's size — or, zoomed in a dock too
+    narrow for its narrowest layout at that size, as large as the dock allows, never
+    below 100 %. Nothing scrolls sideways; what is taller than the dock scrolls down."""
     window.set_zoom(zoom, save=False)
     dock, _, view = open_alone(window, qtbot, name)
     qtbot.waitUntil(lambda: dock.width() >= 500)
@@ -93,11 +94,13 @@ def test_side_dock_figures_are_laid_out_for_the_dock_at_full_size(window, qtbot,
         return d is not None and abs(d.width - view.layout_width()) < 1 and not view._dirty
 
     qtbot.waitUntil(laid_out_for_the_dock)
-    qtbot.waitUntil(lambda: abs(view.transform()[0] - zoom) < 1e-6)
+    narrowest = view.reflow[0]
+    qtbot.waitUntil(lambda: abs(view.transform()[0] - min(zoom, view.width() / narrowest)) < 1e-6)
+    assert view.transform()[0] >= 1.0 - 1e-6
     if zoom == 1.0:
         assert view.drawing.width < 600  # a narrow layout, not the export's
-        assert area.horizontalScrollBar().maximum() == 0
-    tall = view.drawing.height * zoom > area.viewport().height() + 1
+    qtbot.waitUntil(lambda: area.horizontalScrollBar().maximum() == 0)
+    tall = view.drawing.height * view.transform()[0] > area.viewport().height() + 1
     assert not tall or area.verticalScrollBar().maximum() > 0
 
 
@@ -108,3 +111,28 @@ def test_the_statistics_wrap_their_notes_instead_of_scrolling(window, qtbot):
     assert view.horizontalScrollBar().maximum() == 0
     text = view.text()
     assert "3.46 kB as float32" in text and "in fp16" in text
+
+
+def _one_line(view, phrase: str) -> bool:
+    """Whether `phrase` is laid out on one line of the panel's text."""
+    found = view.document().find(phrase)
+    assert not found.isNull(), phrase
+    block = found.block()
+    layout = block.layout()
+    start = found.selectionStart() - block.position()
+    end = found.selectionEnd() - 1 - block.position()
+    line = layout.lineForTextPosition(start)
+    return line.isValid() and line.lineNumber() == layout.lineForTextPosition(end).lineNumber()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+def test_no_number_or_note_of_the_statistics_is_broken_apart(window, qtbot, zoom):
+    """At 150 % the columns are wider than the dock: the notes then go under their rows
+    (they were squeezed to a character a line, and 15,408 broke into "15,40" / "8")."""
+    window.set_zoom(zoom, save=False)
+    dock, _, view = open_alone(window, qtbot, "stats")
+    qtbot.waitUntil(lambda: dock.width() >= 500)
+    qtbot.waitUntil(lambda: view.narrow == (zoom > 1.0))
+    for phrase in ("15,408", "9,216", "(9.22 k) ∝ n", "S and A each hold", "60%"):
+        assert _one_line(view, phrase), phrase
+    assert view.horizontalScrollBar().maximum() == 0

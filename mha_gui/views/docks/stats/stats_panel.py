@@ -21,6 +21,7 @@ from mha_gui.views.window.registry import ViewSpec, register_view
 
 BAR_CHARS = 16
 BASE_PX = 13
+WRAP_SHARE = 0.85  # a panel this much narrower than the columns: notes under their rows
 KEEP = "white-space:nowrap;"  # a label, a number or a bar never breaks; the notes wrap
 
 
@@ -33,21 +34,45 @@ def _sub(text: str) -> str:
     return text
 
 
-def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> str:
-    """The panel's rich text for `config` (numbers formatted as `mha-gui info` does)."""
+def stats_html(
+    config: Config, theme_name: str = "light", px: int = BASE_PX, narrow: bool = False
+) -> str:
+    """The panel's rich text for `config` (numbers formatted as `mha-gui info` does).
+
+    A row is a label, its number, and for a FLOP count a bar and its share, then a note
+    (a size in bytes, how the count grows with n). `narrow`: the bar and the note on a
+    line of their own under the label and the number (a 500 px dock at 150 %), instead
+    of in columns beside them."""
     c = config
     st = layer_stats(c)
     pal = theme.palette(theme_name)
     share = flops_share(st)
     bar = theme.head_color(0)
+    muted = f"color:{pal.muted}"
 
-    def row(label: str, value: str, note: str = "", bold: bool = False) -> str:
+    def row(label: str, value: str, graph: str = "", note: str = "", bold: bool = False) -> str:
         weight = "font-weight:bold;" if bold else ""
-        return (
-            f"<tr><td style='{weight}{KEEP}padding-right:14px'>{label}</td>"
+        cells = (
+            f"<td style='{weight}{KEEP}padding-right:14px'>{label}</td>"
             f"<td align='right' style='{weight}{KEEP}padding-right:10px'>{value}</td>"
-            f"<td colspan='2' style='color:{pal.muted}'>{note}</td></tr>"
         )
+        if narrow:
+            below = " ".join(t for t in (graph, f"<span style='{muted}'>{note}</span>") if t)
+            under = (
+                f"<tr><td colspan='2' style='padding-left:18px; padding-bottom:3px'>{below}</td></tr>"
+                if graph or note
+                else ""
+            )
+            return f"<tr>{cells}</tr>{under}"
+        if graph:
+            return (
+                f"<tr>{cells}<td style='{KEEP}padding-right:10px'>{graph}</td>"
+                f"<td style='{muted}'>{note}</td></tr>"
+            )
+        return f"<tr>{cells}<td colspan='2' style='{muted}'>{note}</td></tr>"
+
+    def heading(text: str) -> str:
+        return f"<tr><td colspan='{2 if narrow else 4}' style='padding-top:6px'>{text}</td></tr>"
 
     head = (
         f"<b>{c.variant}</b>: n = {c.n} tokens, {_sub('d_model')} = {c.d_model}, h = {c.h}, "
@@ -65,44 +90,36 @@ def stats_html(config: Config, theme_name: str = "light", px: int = BASE_PX) -> 
         )
         short = f"({html.escape(human(value))}) " if value >= 1000 else ""
         note = f"{short}{s.growth}".strip()  # ∝ n², as the Stage says
-        flops.append(
-            f"<tr><td style='{KEEP}padding-right:14px'>&nbsp;&nbsp;{s.number} {s.name}</td>"
-            f"<td align='right' style='{KEEP}padding-right:10px'>{value:,}</td>"
-            f"<td style='{KEEP}padding-right:10px'>{graph}</td>"
-            f"<td style='color:{pal.muted}'>{note}</td></tr>"
-        )
+        flops.append(row(f"&nbsp;&nbsp;{s.number} {s.name}", f"{value:,}", graph, note))
     total = st.total_flops
     kv_all = c.n * st.kv_cache_per_token
     rows = [
         row(
             "parameters",
             f"{st.parameters:,}",
-            "W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, "
+            note="W<sup>Q</sup>, W<sup>K</sup>, W<sup>V</sup>, "
             "W<sub>O</sub>" + (" and biases" if c.bias else ""),
             bold=True,
         ),  # fmt: skip
-        "<tr><td colspan='4' style='padding-top:6px'><b>FLOPs per stage</b> "
-        f"<span style='color:{pal.muted}'>(multiply-add = 2)</span></td></tr>",
+        heading(f"<b>FLOPs per stage</b> <span style='{muted}'>(multiply-add = 2)</span>"),
         *flops,
-        f"<tr><td style='padding-right:14px'>&nbsp;&nbsp;<b>total</b></td>"
-        f"<td align='right' style='padding-right:10px'><b>{total:,}</b></td>"
-        f"<td></td><td style='color:{pal.muted}'>({html.escape(human(total))})</td></tr>",
-        "<tr><td colspan='4' style='padding-top:6px'><b>Memory</b></td></tr>",
+        row("&nbsp;&nbsp;<b>total</b>", f"<b>{total:,}</b>", note=f"({html.escape(human(total))})"),
+        heading("<b>Memory</b>"),
         row(
             "&nbsp;&nbsp;attention matrix entries h·n²",
             f"{st.attention_entries:,}",
-            "S and A each hold h·n² numbers",
+            note="S and A each hold h·n² numbers",
         ),
         row(
             "&nbsp;&nbsp;all intermediates",
             f"{st.trace_values:,}",
-            f"numbers: {html.escape(human(st.trace_values * 8, 'B'))} as float64, "
+            note=f"numbers: {html.escape(human(st.trace_values * 8, 'B'))} as float64, "
             f"{html.escape(human(st.trace_values * 4, 'B'))} as float32",
         ),
         row(
             "&nbsp;&nbsp;K/V cache per token h<sub>kv</sub>·(d<sub>k</sub>+d<sub>v</sub>)",
             f"{st.kv_cache_per_token:,}",
-            f"numbers; for all {c.n} tokens: {kv_all:,} "
+            note=f"numbers; for all {c.n} tokens: {kv_all:,} "
             f"({html.escape(human(kv_all * 2, 'B'))} in fp16)",
         ),
     ]
@@ -131,6 +148,8 @@ class StatsPanel(QTextBrowser):
             "change of n, d_model, the heads and the switches."
         )
         self._stale = False
+        self._wide = 0  # the width the columns need (0: not measured yet)
+        self.narrow = False  # bars and notes under their rows
         document.configChanged.connect(self._changed)  # also after every change of shape
         self.refresh()
         if settings is not None:
@@ -138,11 +157,27 @@ class StatsPanel(QTextBrowser):
             settings.follow("zoom", self.set_zoom)
 
     def refresh(self, *_args) -> None:
+        """The panel's text for the layer, in columns where they fit the panel's width,
+        else each bar and note under its row (see stats_html)."""
         self._stale = False
         px = round(BASE_PX * self.zoom)
         bg = theme.palette(self.theme_name).background
         self.setStyleSheet(f"QTextBrowser {{ background: {bg}; }}")
         self.setHtml(stats_html(self.doc.config, self.theme_name, px))
+        self._wide = self.wanted_width()
+        self.narrow = self._too_narrow()
+        if self.narrow:
+            self.setHtml(stats_html(self.doc.config, self.theme_name, px, narrow=True))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if self._wide and self._too_narrow() != self.narrow:
+            self.refresh()  # the columns fit now, or no longer
+
+    def _too_narrow(self) -> bool:
+        """Narrower than the columns' width, less what their notes can give by wrapping
+        to two lines."""
+        return self.width() < self._wide * WRAP_SHARE
 
     def _changed(self, *_args) -> None:
         """The numbers changed: shown now if the panel can be seen, else when it is
@@ -156,10 +191,10 @@ class StatsPanel(QTextBrowser):
         super().showEvent(event)
         if self._stale:
             self.refresh()
-        widen_on_show(self, self.wanted_width)  # the dock opens as wide as the table
+        widen_on_show(self, lambda: self._wide)  # the dock opens as wide as the columns
 
     def wanted_width(self) -> int:
-        """The width at which every line reads unwrapped."""
+        """The width at which every line of the text shown reads unwrapped."""
         unwrapped = self.document().clone(self)
         unwrapped.setTextWidth(-1)
         width = unwrapped.idealWidth()
