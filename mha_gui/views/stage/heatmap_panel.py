@@ -245,17 +245,15 @@ class HeatmapPanel:
         upright ones (else a first layout in a small box, rotated, would keep its
         labels rotated and its cells small)."""
 
-        zoom = [self.zoom]
-
-        def size_at(pitch: float, row_pitch: float) -> PanelSize:
+        def size_at(pitch: float, zoom: float = self.zoom, row_pitch=None) -> PanelSize:
             labels = (self._row_labels, self._col_labels)
             return panel_size(
-                self.rows, self.cols, *labels, pitch, zoom[0], False, row_pitch=row_pitch
+                self.rows, self.cols, *labels, pitch, zoom, False, row_pitch=row_pitch
             )  # fmt: skip
 
         cw, ch = self.drawn_cell()
-        if self._square is None or cw != ch:
-            return size_at(cw, ch)  # stretched cells are not square
+        if self._square is None or cw != ch:  # stretched cells are not square
+            return size_at(cw, row_pitch=ch)
         vb, bottom = self.plot.getViewBox(), self.plot.getAxis("bottom")
         now = bottom.height() if bottom.isVisible() else 0.0
         width = rect.width() / max(1, self.cols)
@@ -265,17 +263,14 @@ class HeatmapPanel:
             high = min(rect.height() + now - bottom_h, tallest) / max(1, self.rows)
             return max(self._least_square, min(width, high))
 
-        size = size_at(width, width)  # the upright labels of the widest cells, if any
-        if size.rotated and self.zoom > 1.0:  # upright at their 100 % size, rather
-            zoom[0] = 1.0
-            upright = size_at(width, width)
-            if upright.rotated:
-                zoom[0] = self.zoom
-            else:
-                size = upright
+        # the upright labels of the widest cells if any: at the zoom's size, else at
+        # their 100 % size, rather than rotated
+        zoom = self.zoom
+        size = size_at(width, zoom)
+        if size.rotated and zoom > 1.0 and not size_at(width, 1.0).rotated:
+            zoom, size = 1.0, size_at(width, 1.0)
         for _ in range(3):
-            pitch = side(size.bottom_h if bottom.isVisible() else 0.0)
-            again = size_at(pitch, pitch)
+            again = size_at(side(size.bottom_h if bottom.isVisible() else 0.0), zoom)
             if again.bottom_h == size.bottom_h and again.cell == size.cell:
                 break
             size = again

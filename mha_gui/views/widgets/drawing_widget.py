@@ -123,7 +123,8 @@ class DrawingWidget(QWidget):
     # A view whose figure can lay itself out for a width sets (narrowest, widest) in
     # drawing units: its make_drawing lays the figure out for `layout_width()` (the
     # widget's width at full size), laid out again when that changes. With min_scale 1
-    # it is painted at full size and what is taller than the dock scrolls vertically:
+    # it is painted at full size (never below 100 % when zoomed in a narrower dock) and
+    # what is taller than the dock scrolls vertically:
     # a side dock at 1280×720 is ~530 px wide, and a 1120-unit figure fitted into it
     # would print its 15-unit notes at 7 px.
     reflow: tuple[float, float] | None = None
@@ -295,6 +296,8 @@ class DrawingWidget(QWidget):
             # its narrowest layout at 100 % (its own width would never shrink; zoomed,
             # a dock too narrow for it at the zoom shows it a little smaller, not cut),
             # and as tall as it is drawn at this width
+            if self.min_scale <= 0:  # it shrinks into any room (the contributions)
+                return QSize(0, 0)
             drawn = min(self.width() / self.drawing.width, self.max_scale * self.zoom)
             height = self.drawing.height * max(drawn, self.min_scale)
             return QSize(int(self.reflow[0] * self.min_scale), int(height) + 1)
