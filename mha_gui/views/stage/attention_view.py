@@ -33,7 +33,14 @@ from mha_gui.views.stage.head_swap import retarget
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.hidden_cells import HiddenCells
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
-from mha_gui.views.stage.square_grid import Group, StageGeometry, auto_layout, stage_geometry
+from mha_gui.views.stage.square_grid import (
+    READABLE,
+    Group,
+    StageGeometry,
+    auto_layout,
+    min_scale,
+    stage_geometry,
+)
 from mha_gui.views.stage.stage_build import StageBuild
 from mha_gui.views.stage.stage_cells import StageCells
 from mha_gui.views.stage.stage_images import REBUILD, SWITCH, StageImages
@@ -63,6 +70,17 @@ BUILD_SLICE_S = 0.012
 SIZE_STEP = 24
 
 WEIGHTS = stage_by_name("weights").index  # the stage whose maps decide "auto"
+# A layout is planned from estimates of what its titles and bands take (square_grid);
+# what is drawn can take more (a title on two lines at 150 %, the concat bands over H:
+# the toy's stages at 150 % scrolled by 15–61 px). The room a stage then overshoots its
+# view by is taken off its next fit, at most FIT_ROUNDS times per stage and view size.
+FIT_ROUNDS = 6
+
+
+def _sized(key: tuple) -> tuple:
+    """A layout's key without the inspected head: one head big, each head drawn big
+    takes the same room, so one overshoot holds for them all."""
+    return key[:7] + key[8:]
 
 
 class AttentionView(QWidget):
@@ -82,6 +100,8 @@ class AttentionView(QWidget):
         self.menu_pair: tuple[int, int] | None = None
         self.layout_mode = "auto"  # View settings' stage layout: auto, grid or one-big
         self._geometries: dict[tuple, StageGeometry] = {}  # see _geometry
+        # the room (width, height) each layout overshot its view by, and fits corrected
+        self._overshoot: dict[tuple, tuple[int, int, int]] = {}
 
         self.options = HeatmapOptions(
             restyle=self.rebuild,
@@ -112,7 +132,7 @@ class AttentionView(QWidget):
         )
         self._relayout_later = Later(self, self._relayout)
         # titles and axes know their sizes once laid out: the scroll area's room then
-        self._fit_later = Later(self, lambda: fit_canvas(self.scene))
+        self._fit_later = Later(self, self._fit)
 
         document.traceChanged.connect(self._on_trace)
         # configChanged follows every shapeChanged in the same call: one connection
@@ -250,19 +270,27 @@ class AttentionView(QWidget):
     def _groups(self) -> list[Group]:
         return stage_groups(self.document.view.stage, self.document.config)
 
-    def _geometry(self) -> StageGeometry:
-        """The current stage's layout for the view's size now (square_grid), remembered
-        for its inputs: every head or query switch asks whether the shown layout still
-        fits, and fitting an n = 2048 layout anew took ~0.2 s."""
+    def _geometry_key(self) -> tuple:
         doc, view = self.document, self.document.view
         width = self.width() // SIZE_STEP * SIZE_STEP
         height = self.height() // SIZE_STEP * SIZE_STEP
         zoom, mode, values = self.options.zoom, self.layout_mode, self.options.show_values
         key = (view.stage, doc.config, tuple(doc.tokens), width, height, zoom, mode, view.head)
-        key = (*key, values)  # Auto's choice depends on whether numbers are shown
+        return (*key, values)  # Auto's choice depends on whether numbers are shown
+
+    def _geometry(self) -> StageGeometry:
+        """The current stage's layout for the view's size now (square_grid), less what it
+        overshot the view by when drawn (`_fit`), remembered for its inputs: every head
+        or query switch asks whether the shown layout still fits, and fitting an
+        n = 2048 layout anew took ~0.2 s."""
+        doc, view = self.document, self.document.view
+        key = self._geometry_key()
         if key not in self._geometries:
             if len(self._geometries) >= 16:
                 self._geometries.clear()
+            _stage, _config, _tokens, width, height, zoom, mode, _head, values = key
+            over_w, over_h, _rounds = self._overshoot.get(_sized(key), (0, 0, 0))
+            width, height = width - over_w, height - over_h
             if mode == "auto":
                 weights = stage_groups(WEIGHTS, doc.config)
                 mode = auto_layout(weights, doc.config, doc.tokens, width, height, zoom, values)
@@ -270,6 +298,38 @@ class AttentionView(QWidget):
                 self._groups(), doc.config, doc.tokens, width, height, zoom, mode, view.head
             )
         return self._geometries[key]
+
+    def _fit(self) -> None:
+        """The canvas asks its scroll area for the room its items need; a layout drawn
+        larger than its view where smaller cells were allowed is planned again with the
+        overshoot taken off (FIT_ROUNDS), so that it fits without scrolling."""
+        scene = self.scene
+        fit_canvas(scene)
+        if not scene.built or scene.geometry is None or scene.holder is None:
+            return
+        room = scene.holder.maximumViewportSize()
+        over_w = max(0, scene.canvas.minimumWidth() - room.width())
+        over_h = max(0, scene.canvas.minimumHeight() - room.height())
+        doc = self.document
+        floor = min_scale(self._groups(), doc.config, doc.tokens, self.options.zoom)
+        if not (over_w or over_h) or scene.geometry.scale <= floor + 1e-6:
+            return  # it fits, or its cells are as small as they may be: it scrolls
+        key = self._geometry_key()
+        width, height, rounds = self._overshoot.get(_sized(key), (0, 0, 0))
+        if scene.geometry != self._geometries.get(key):
+            return  # the view changed meanwhile: its own layout comes
+        if len(self._overshoot) >= 64:
+            self._overshoot.clear()
+        # a layout of a large layer costs ~0.2 s to plan: one try; a small one a few, as
+        # the cells shrink in steps of ~8 % and a few pixels less room may change nothing
+        limit = FIT_ROUNDS if doc.config.n <= READABLE else rounds + 1
+        while rounds < limit:
+            width, height, rounds = width + over_w, height + over_h, rounds + 1
+            self._overshoot[_sized(key)] = (width, height, rounds)
+            self._geometries.pop(key, None)
+            if self._geometry() != scene.geometry:
+                self._relayout_later.schedule()
+                return
 
     def _fits(self, scene: StageScene) -> bool:
         """Is `scene`'s layout still the one for the view's size (and inspected head)?"""

@@ -11,6 +11,8 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from mha_gui.engine.layer.numbers import SMALLEST_PEAK, NumberFormat
 from mha_gui.views.widgets import safe_items
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's largest widget size (not exported by PySide6)
+
 TICK_FONT_PT = 10
 
 
@@ -126,8 +128,14 @@ class MatrixPlot(pg.GraphicsLayout):
         return self.axes[name]
 
     def hideAxis(self, name: str) -> None:
-        self.axes[name].hide()
-        self.axes[name].setMaximumWidth(0)
+        """Hidden and no room kept: a thumbnail's hidden bottom axis kept its ~29 px
+        under every thumbnail, so the thumbnails overran the height planned for them."""
+        axis = self.axes[name]
+        axis.hide()
+        if name == "bottom":
+            axis.setFixedHeight(0)
+        else:
+            axis.setFixedWidth(0)
 
     def addItem(self, item, *args, ignoreBounds=False, **kwargs):
         """Layout cells with row/col (as GraphicsLayout); anything else goes in the view."""
@@ -137,9 +145,14 @@ class MatrixPlot(pg.GraphicsLayout):
 
     def setTitle(self, text=None, **kwargs):
         if not text:
+            # no room kept: the hidden label's own minimum (~29 px) outweighed its row's
+            # fixed height, so every untitled panel stood 29 px taller than planned
             self.titleLabel.setVisible(False)
+            self.titleLabel.setFixedHeight(0)
             self.layout.setRowFixedHeight(0, 0)
             return
+        self.titleLabel.setMinimumHeight(0)
+        self.titleLabel.setMaximumHeight(QWIDGETSIZE_MAX)
         self.titleLabel.setVisible(True)
         self.titleLabel.setText(text, **kwargs)
         self.layout.setRowMinimumHeight(0, 20)

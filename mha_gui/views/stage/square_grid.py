@@ -54,6 +54,7 @@ CELL_MARGIN = 10  # margins and spacing around a grid cell
 WIDE_LABELS_PX = 70  # a wide overview's row labels and axis title, about
 NAMED_PITCH = LABEL_MIN_PX * 1.15  # rows this far apart can each be named
 AUTO_GRID_HEADS = 4
+BAND_CELLS = {"H": 0.6}  # room above a kind's first row, in cells (the concat's head bands)
 VALUE_SIDE = 12  # numbers print in matrices up to this many cells a side (heatmap_panel)
 MARKS = frozenset(SPACE_MARK + "↵⇥ ")
 
@@ -273,8 +274,11 @@ def _group_box(group: Group, sizes: dict, zoom: float) -> tuple[float, float]:
     parts = [sizes[(k, group.head)] for k in group.kinds]
     width = sum(p.left_w + p.width for p in parts) + 4 * (len(parts) - 1) + CELL_MARGIN
     title = TITLE_PX * z + (PANEL_TITLE_PX * z if len(parts) > 1 else 0)
-    height = title + max(p.height + p.bottom_h for p in parts) + CELL_MARGIN
-    return width, height
+    drawn = [
+        p.height + BAND_CELLS.get(k, 0.0) * p.cell + p.bottom_h
+        for k, p in zip(group.kinds, parts, strict=True)
+    ]
+    return width, title + max(drawn) + CELL_MARGIN
 
 
 def _grid_extent(boxes: list[tuple[float, float]], cols: int) -> tuple[float, float]:

@@ -1,0 +1,62 @@
+"""A stage is drawn in the room its layout planned: no panel takes more than its cells,
+axes and title, so a layout planned to fit the view fits it — no scroll bar at 150 % on
+the toy (its stages scrolled by 15–61 px: every untitled panel kept ~29 px for the title
+it did not have, and the thumbnails the room of their hidden axes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mha_gui.engine.panels.stages import STAGES
+from mha_gui.views.stage.square_grid import min_scale
+from tests.views.stage.test_stage_layouts import settle, shown
+
+pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
+
+
+def scrolls(w) -> tuple[bool, bool]:
+    holder = w.attention_view.scene.holder
+    return holder.horizontalScrollBar().isVisible(), holder.verticalScrollBar().isVisible()
+
+
+def at_floor(w) -> bool:
+    """Are the stage's cells as small as they may be (then it scrolls, by design)?"""
+    view, doc = w.attention_view, w.document
+    floor = min_scale(view._groups(), doc.config, doc.tokens, view.options.zoom)
+    return view.geometry.scale <= floor + 1e-6
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+def test_every_toy_stage_fits_the_window_without_scrolling(qtbot, zoom):
+    w = shown(qtbot, "toy", zoom)
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        assert scrolls(w) == (False, False), (stage.name, zoom)
+    w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize(("preset", "zoom"), [("causal-6x16", 1.5), ("gqa", 1.0), ("gqa", 1.5)])
+def test_a_stage_scrolls_only_when_its_cells_are_as_small_as_allowed(qtbot, preset, zoom):
+    w = shown(qtbot, preset, zoom)
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        assert scrolls(w) == (False, False) or at_floor(w), (stage.name, w.attention_view.geometry)
+    w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("stage", [0, 3])
+def test_an_untitled_panel_is_as_tall_as_its_cells_and_axis(qtbot, stage):
+    """The X panel (a lone panel: its group's title names it) and one head big's
+    thumbnails (no axes, no own title) take their cells' height and no more."""
+    w = shown(qtbot, "gqa", 1.5)
+    w.document.set_stage(stage)
+    settle(qtbot, w)
+    view = w.attention_view
+    for (kind, head), panel in view.panels.items():
+        size = view.geometry.size(kind, head)
+        drawn = panel.plot.geometry().height()
+        planned = size.height + size.bottom_h if size.label_px > 0 else size.height
+        assert drawn == pytest.approx(planned, abs=1.5), (kind, head, drawn, planned)
+    w.document.undo_stack.setClean()
