@@ -2,13 +2,13 @@
 the window, ← / → when no table or text field has focus) and the inspect controls.
 
 Shows the current stage's title ("Stage 4 of 7 · Attention weights": Stage.number, the
-one numbering people see), its formula (large, readable from the back of a room) and the
-shapes of its operands over a sentence, all typeset (stage_labels.py), e.g.
-A_i = softmax(Q_i K_iᵀ / √d_k)   S_i: 4×4 → A_i: 4×4, and the Layout selector of the stage
+one numbering people see) over the shapes of its operands (S_i: 4×4 → A_i: 4×4), its
+formula (large, readable from the back of a room: A_i = softmax(Q_i K_iᵀ / √d_k)) and a
+sentence on two lines, all typeset (stage_labels.py), and the Layout selector of the stage
 area (grid / one head big, kept in the view settings). Everything is bound both ways to
 the document's view state.
 
-Two rows, [navigation · selectors] and [title · formula · shapes over sentence], so the
+Two rows, [navigation · selectors] and [title over shapes · formula · sentence], so the
 heatmaps keep the height of the window: the title keeps the width of the longest stage
 title, the formula shrinks rather than wraps and the captions elide, so nothing moves
 from one stage to the next and the heatmaps below never jump during Play.
@@ -52,6 +52,7 @@ from mha_gui.views.stage.stage_labels import (
     FormulaLabel,
     FormulaLine,
     stage_title,
+    title_column,
     typeset_width,
 )
 from mha_gui.views.widgets.flow_layout import FlowLayout
@@ -135,7 +136,7 @@ class StageBar(QWidget):
         # shapes and sentence may be cut (…) on a narrow bar; the full text is the tooltip
         self.shapes_label = ElidedLabel()
         self.shapes_label.setObjectName("stageShapes")
-        self.what_label = ElidedLabel()
+        self.what_label = ElidedLabel(lines=2)
         self.what_label.setObjectName("stageWhat")
 
         self.head_selector = QComboBox()
@@ -171,8 +172,8 @@ class StageBar(QWidget):
         layout_label.setBuddy(self.layout_selector)
         self._settings = None
 
-        # Two lines, [navigation · selectors] and [title · formula · shapes over the
-        # sentence], each one row on a 1280×720 projector at 100 % and 150 % (and
+        # Two lines, [navigation · selectors] and [title over the shapes · formula ·
+        # the sentence on two lines], each one row on a 1280×720 projector at 100 % and 150 % (and
         # wrapping, never widening the window, at a bigger zoom). Every item keeps one
         # size through the stages (the widest stage's; the formula shrinks rather than
         # wraps), so the bar's height is the same at every stage: nothing moves in Play.
@@ -194,10 +195,9 @@ class StageBar(QWidget):
         for w in (nav, selectors):
             self.top_flow.addWidget(w)
         self.bottom_flow = FlowLayout(h_spacing=18)
-        self.bottom_flow.addWidget(self.title_label)
-        self.bottom_flow.addWidget(
-            FormulaLine(self.formula_label, self.shapes_label, self.what_label)
-        )
+        self.title_box = title_column(self.title_label, self.shapes_label)
+        self.bottom_flow.addWidget(self.title_box)
+        self.bottom_flow.addWidget(FormulaLine(self.formula_label, self.what_label))
 
         box = QVBoxLayout(self)
         box.setContentsMargins(6, 3, 6, 3)
@@ -334,6 +334,7 @@ class StageBar(QWidget):
         fm = self.title_label.fontMetrics()
         widest = max(fm.horizontalAdvance(stage_title(s)) for s in STAGES)
         self.title_label.setFixedWidth(widest + 8)
+        self.title_box.setFixedWidth(widest + 8)  # the shapes beneath elide, never widen it
         font = self.formula_label.font()
         widest = max(typeset_width(formula_for(s, c), font) for s in STAGES)
         self.formula_label.setFixedHeight(self.formula_label.line_height())

@@ -5,7 +5,7 @@ stage description, engine/panels/stages.py), and typeset here through notation.r
 the bar never shows "W_i^Q" or "S_i" as typed. The labels keep one height whatever the
 stage, so the bar never reflows during Play: the formula shrinks (down to the bar's own
 font size) instead of wrapping when the widest formula does not fit, and a caption ends
-in … instead of taking a second line (its full text is its tooltip).
+in … instead of taking more lines than it has (its full text is its tooltip).
 """
 
 from __future__ import annotations
@@ -59,14 +59,16 @@ def _draw(painter, doc: QTextDocument, colour, x: float, y: float, scale: float 
 
 
 class ElidedLabel(QLabel):
-    """One line of formula text, typeset, that ends in … (at a word) when narrower than it.
+    """Formula text, typeset, on at most `lines` lines (broken at words), ending in …
+    (at a word) when it needs more.
 
     `text()` stays the plain full text and the accessible name reads it with Unicode
     scripts (Sᵢ, not S_i); the layout may shrink the label to nothing.
     """
 
-    def __init__(self, text: str = "", parent=None):
+    def __init__(self, text: str = "", parent=None, lines: int = 1):
         super().__init__(text, parent)
+        self.lines = lines
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.setText(text)
@@ -77,35 +79,52 @@ class ElidedLabel(QLabel):
         self.update()
 
     def minimumSizeHint(self) -> QSize:
-        return QSize(0, self.fontMetrics().height())
+        return QSize(0, self.fontMetrics().height() * self.lines)
 
     def sizeHint(self) -> QSize:
         width = typeset_width(self.text(), self.font())
-        return QSize(int(width) + 4, self.fontMetrics().height())
+        return QSize(int(width) + 4, self.fontMetrics().height() * self.lines)
+
+    def shown_lines(self, width: float | None = None) -> list[str]:
+        """The words that fit in width (the label's own by default) on its lines, the
+        last ending in … if some do not."""
+        width = self.contentsRect().width() if width is None else width
+        font, words, shown = self.font(), self.text().split(" "), []
+        while words and len(shown) < self.lines - 1:
+            taken = _fitting(words, width, font, "")
+            if taken == 0 or taken == len(words):
+                break
+            shown.append(" ".join(words[:taken]))
+            words = words[taken:]
+        rest = " ".join(words)
+        if rest and typeset_width(rest, font) > width:
+            rest = (" ".join(words[: _fitting(words, width, font, ELLIPSIS)]) + ELLIPSIS).strip()
+        return [*shown, rest]
 
     def shown_text(self, width: float | None = None) -> str:
-        """The words that fit in width (the label's own by default), … if some do not."""
-        width = self.contentsRect().width() if width is None else width
-        text, font = self.text(), self.font()
-        if typeset_width(text, font) <= width:
-            return text
-        words = text.split(" ")
-        lo, hi = 0, len(words) - 1  # the most words that fit with the ellipsis
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if typeset_width(" ".join(words[:mid]) + ELLIPSIS, font) <= width:
-                lo = mid
-            else:
-                hi = mid - 1
-        return (" ".join(words[:lo]) + ELLIPSIS).strip()
+        """What is drawn, its lines joined by spaces."""
+        return " ".join(self.shown_lines(width))
 
     def paintEvent(self, event) -> None:
         with guarded_paint(self) as painter:
             rect = self.contentsRect()
-            doc = _typeset(rich_text(self.shown_text(rect.width())), self.font())
+            html = "<br>".join(rich_text(line) for line in self.shown_lines(rect.width()))
+            doc = _typeset(html, self.font())
             y = rect.y() + (rect.height() - doc.size().height()) / 2
             painter.setClipRect(rect)
             _draw(painter, doc, self.palette().color(self.foregroundRole()), rect.x(), y)
+
+
+def _fitting(words: list[str], width: float, font: QFont, tail: str) -> int:
+    """How many of `words`, joined by spaces and followed by `tail`, fit in `width`."""
+    lo, hi = 0, len(words)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if typeset_width(" ".join(words[:mid]) + tail, font) <= width:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 class FormulaLabel(QLabel):
@@ -161,24 +180,17 @@ class FormulaLabel(QLabel):
 
 
 class FormulaLine(QWidget):
-    """The formula and, beside it, the shapes over the sentence: one unit of the flow
-    that asks only for the room the formula needs at its smallest and takes the rest."""
+    """The formula and, beside it, the sentence: one unit of the flow that asks only for
+    the room the formula needs at its smallest and takes the rest."""
 
-    def __init__(self, formula: FormulaLabel, shapes: ElidedLabel, what: ElidedLabel):
+    def __init__(self, formula: FormulaLabel, what: ElidedLabel):
         super().__init__()
         self.formula = formula
-        captions = QWidget()
-        column = QVBoxLayout(captions)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(shapes)
-        column.addWidget(what)
-        captions.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(16)
         row.addWidget(formula)
-        row.addWidget(captions, 1)
+        row.addWidget(what, 1)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
 
     def sizeHint(self) -> QSize:
@@ -187,3 +199,17 @@ class FormulaLine(QWidget):
     def minimumSizeHint(self) -> QSize:
         hint = super().sizeHint()
         return QSize(self.formula.minimumSizeHint().width() + 16, hint.height())
+
+
+def title_column(title: QLabel, shapes: ElidedLabel) -> QWidget:
+    """The stage's title over its shapes (Sᵢ: 4×4 → Aᵢ: 4×4), as wide as the title (the
+    bar fixes both widths to the widest title's): the
+    shapes keep that room whatever the formula takes (beside the formula, at 150 % they
+    were cut to "Sᵢ: 4×4 → …")."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(0)
+    column.addWidget(title)
+    column.addWidget(shapes)
+    return box

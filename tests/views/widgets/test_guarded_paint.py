@@ -107,7 +107,7 @@ def test_the_stage_bars_label_and_the_training_grid_paint_through_the_guard(
 
     caplog.set_level(logging.ERROR, logger="mha_gui")
     label = show_widget(ElidedLabel("Softmax normalises each row"), 300, 40)
-    monkeypatch.setattr(label, "shown_text", lambda *_: (_ for _ in ()).throw(RuntimeError("x")))
+    monkeypatch.setattr(label, "shown_lines", lambda *_: (_ for _ in ()).throw(RuntimeError("x")))
     grid = show_widget(TargetGrid(), 200, 200)
     grid.set_matrix(np.eye(3))
 
