@@ -288,10 +288,22 @@ def formula_for(stage: Stage | int | str, config: Config) -> str:
     return text
 
 
+def _grouped(operands: list[tuple[str, str]]) -> str:
+    """ "Q_i, K_i, V_i: 4×2": neighbours of one shape named together (one short line
+    under the stage's title)."""
+    groups: list[tuple[list[str], str]] = []
+    for symbol, shape in operands:
+        if groups and groups[-1][1] == shape:
+            groups[-1][0].append(symbol)
+        else:
+            groups.append(([symbol], shape))
+    return ", ".join(f"{', '.join(names)}: {shape}" for names, shape in groups)
+
+
 def shapes_line(stage: Stage | int | str, config: Config) -> str:
-    """`Q_i: 4×2, K_i: 4×2 → S_i: 4×4`: operands, then the results after an arrow."""
+    """`Q_i, K_i: 4×2 → S_i: 4×4`: operands, then the results after an arrow."""
     inputs, results = operand_shapes(stage, config)
-    right = ", ".join(f"{a}: {b}" for a, b in results)
+    right = _grouped(results)
     if not inputs:
         return right
-    return ", ".join(f"{a}: {b}" for a, b in inputs) + " → " + right
+    return _grouped(inputs) + " → " + right

@@ -60,6 +60,7 @@ from mha_gui.views.widgets.token_list_model import TokenListModel
 
 PLAY_INTERVAL_MS = 1200
 TITLE_GROW, FORMULA_GROW = 1.15, 1.4  # the title's and the formula's size, × the bar's font
+SHAPES_ROOM = 1.45  # the title column at most this × the widest title (see _fix_sizes)
 QUERY_CHARS = 12  # the query selector's width at most, in characters (longer labels elide)
 # Next / Previous stage from anywhere in the window, even inside a matrix editor: tables
 # use the arrows, Home/End and PgUp/PgDown to move, text fields Ctrl+arrows, but neither
@@ -334,7 +335,11 @@ class StageBar(QWidget):
         fm = self.title_label.fontMetrics()
         widest = max(fm.horizontalAdvance(stage_title(s)) for s in STAGES)
         self.title_label.setFixedWidth(widest + 8)
-        self.title_box.setFixedWidth(widest + 8)  # the shapes beneath elide, never widen it
+        # the shapes beneath as wide as the widest stage's, up to SHAPES_ROOM × the title
+        # (beyond, the longest elide: a 768-wide layer's projections at 150 %)
+        font = self.shapes_label.font()
+        shapes = max(typeset_width(shapes_line(s, c), font) for s in STAGES) + 8
+        self.title_box.setFixedWidth(round(min(max(widest + 8, shapes), SHAPES_ROOM * widest)))
         font = self.formula_label.font()
         widest = max(typeset_width(formula_for(s, c), font) for s in STAGES)
         self.formula_label.setFixedHeight(self.formula_label.line_height())

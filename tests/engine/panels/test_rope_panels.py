@@ -47,7 +47,7 @@ def test_formulas_name_the_rotation():
     assert formula_for("projections", c).endswith("Q̃_i = RoPE(Q_i),  K̃_i = RoPE(K_i)")
     assert formula_for("scores", c) == "S_i = Q̃_i K̃_iᵀ / √d_k"
     assert formula_for("weights", c.with_changes(h_kv=1)) == "A_i = softmax(Q̃_i K̃_gᵀ / √d_k)"
-    assert shapes_line("scores", c).startswith("Q̃_i: 4×2, K̃_i: 4×2")
+    assert shapes_line("scores", c) == "Q̃_i, K̃_i: 4×2 → S_i: 4×4"  # one shape named once
     assert r"\tilde{Q}_i = \operatorname{RoPE}(Q_i)" in latex_formula("projections", c)
     assert r"\tilde{Q}_i \tilde{K}_i^\top" in latex_formula("scores", c)
     assert formula_for("scores", load_preset("toy").config) == "S_i = Q_i K_iᵀ / √d_k"

@@ -8,6 +8,7 @@ arrays of a real forward pass and an independent count.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import replace
 
@@ -45,6 +46,7 @@ from mha_gui.engine.panels.stages import (
     Operands,
     operand_shapes,
     plan_for,
+    shapes_line,
 )
 from mha_gui.engine.panels.stats import layer_stats
 
@@ -127,6 +129,32 @@ def test_operand_shapes_are_the_shapes_of_the_real_arrays(config):
         for sym, shape in inputs + results:
             rows, cols = (int(v) for v in shape.split("×"))
             assert _array_of(sym, session, t).shape == (rows, cols), (s.name, sym)
+
+
+def _named_shapes(side: str) -> list[tuple[str, str]]:
+    """ "Q_i, K_i: 4×2, S_i: 4×4" → [(Q_i, 4×2), (K_i, 4×2), (S_i, 4×4)]."""
+    pairs, names = [], []
+    for part in side.split(", ") if side else []:
+        name, _colon, shape = part.partition(": ")
+        names.append(name)
+        if shape:
+            pairs += [(n, shape) for n in names]
+            names = []
+    assert not names, side  # every name is followed by its shape
+    return pairs
+
+
+@settings(max_examples=60, deadline=None)
+@given(configs())
+def test_the_shapes_line_names_every_operand_with_its_shape_once(config):
+    for s in STAGES:
+        inputs, results = operand_shapes(s, config)
+        line = shapes_line(s, config)
+        left, _arrow, right = line.rpartition(" → ")
+        assert _named_shapes(left) == inputs and _named_shapes(right) == results, line
+        for side in (left, right):  # neighbours of one shape are named before it once
+            found = re.findall(r"\d+×\d+", side)
+            assert all(a != b for a, b in itertools.pairwise(found)), line
 
 
 def _reference_flops(c: Config) -> dict[str, int]:

@@ -160,6 +160,8 @@ def test_the_stage_bar_is_two_rows_at_every_stage(qtbot, layer, zoom):
         for label in (bar.title_label, bar.formula_label, bar.shapes_label, bar.what_label):
             assert label.mapTo(bar, label.rect().topLeft()).y() >= below - 2
             assert label.width() > 0 and label.isVisible(), label.objectName()
+        # the shapes are drawn whole (at 150 % they were cut to "Sᵢ: 4×4 → …")
+        assert bar.shapes_label.shown_text() == bar.shapes_label.text(), stage.name
         # the formula is drawn whole, never below the bar's own font size
         assert bar.formula_label.drawn_scale() >= 1 / bar.formula_label.grow - 1e-6
         assert w.width() <= 1280 and w.height() <= 720
