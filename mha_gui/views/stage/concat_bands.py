@@ -16,9 +16,11 @@ class ConcatBands:
     """Head-coloured Z_i bands over H's column blocks, and one outline per block, shown
     for the inspected head (`show`). The items live on H's plot (its canvas owns them)."""
 
-    def __init__(self, plot, c, pal: theme.Palette):
+    def __init__(self, plot, c, pal: theme.Palette, room: float = 0.6):
+        """`room`: the rows of view above H's first row the bands take (its top margin)."""
         self.config = c
         self.labels: dict[int, pg.TextItem] = {}
+        self.bands: dict[int, QGraphicsRectItem] = {}  # each head's coloured band
         self.outlines: dict[int, QGraphicsRectItem] = {}
         self.off_marks: dict[int, QGraphicsRectItem] = {}  # hatched: a switched-off head
         for i in range(c.h):
@@ -29,19 +31,22 @@ class ConcatBands:
             mark.setVisible(False)
             plot.addItem(mark, ignoreBounds=True)
             self.off_marks[i] = mark
-            band = QGraphicsRectItem(QRectF(i * c.d_v + 0.04, -0.56, c.d_v - 0.08, 0.46))
+            band = QGraphicsRectItem(
+                QRectF(i * c.d_v + 0.04, -0.93 * room, c.d_v - 0.08, 0.77 * room)
+            )
             band.setBrush(QBrush(QColor(theme.head_color(i))))
             band.setPen(QPen(Qt.PenStyle.NoPen))
             plot.addItem(band, ignoreBounds=True)
+            self.bands[i] = band
             label = safe_items.TextItem("", color="#ffffff")
             label.setHtml(f"<b>{symbol('Z', i, c).html}</b>")
             label.setColor("#ffffff")
             label.setAnchor((0.5, 0.5))
-            label.setPos(i * c.d_v + c.d_v / 2, -0.33)
+            label.setPos(i * c.d_v + c.d_v / 2, -0.55 * room)
             label.setZValue(4)
             plot.addItem(label, ignoreBounds=True)
             self.labels[i] = label
-            outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.58, c.d_v, c.n + 0.58))
+            outline = QGraphicsRectItem(QRectF(i * c.d_v, -0.97 * room, c.d_v, c.n + 0.97 * room))
             pen = QPen(QColor(theme.head_color(i)))
             pen.setCosmetic(True)
             pen.setWidthF(4.0)

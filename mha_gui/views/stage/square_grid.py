@@ -53,10 +53,21 @@ BAR_PX = 96  # the colour bar and its labels at zoom 1
 CELL_MARGIN = 10  # margins and spacing around a grid cell
 WIDE_LABELS_PX = 70  # a wide overview's row labels and axis title, about
 NAMED_PITCH = LABEL_MIN_PX * 1.15  # rows this far apart can each be named
+WIDE_MIN_CELL = 10  # a wide overview's rows (≤ READABLE tokens) at least, where it can
 AUTO_GRID_HEADS = 4
-BAND_CELLS = {"H": 0.6}  # room above a kind's first row, in cells (the concat's head bands)
+# The concat's head bands over H: 0.6 of a cell, and at least BAND_PX (× the zoom) so
+# that "Z₁" stays legible over H's small cells (n = 20, d_model 128: 9 px cells, the
+# bands were 5 px under a 13 px label).
+BAND_PX = 22
 VALUE_SIDE = 12  # numbers print in matrices up to this many cells a side (heatmap_panel)
 MARKS = frozenset(SPACE_MARK + "↵⇥ ")
+
+
+def band_cells(kind: str, cell: float, zoom: float) -> float:
+    """The room above a kind's first row, in cells: the concat's head bands over H."""
+    if kind != "H":
+        return 0.0
+    return max(0.6, BAND_PX * max(zoom, 0.5) / max(cell, 1e-6))
 
 
 def axis_label(token: str, position: int) -> str:
@@ -275,7 +286,7 @@ def _group_box(group: Group, sizes: dict, zoom: float) -> tuple[float, float]:
     width = sum(p.left_w + p.width for p in parts) + 4 * (len(parts) - 1) + CELL_MARGIN
     title = TITLE_PX * z + (PANEL_TITLE_PX * z if len(parts) > 1 else 0)
     drawn = [
-        p.height + BAND_CELLS.get(k, 0.0) * p.cell + p.bottom_h
+        p.height + band_cells(k, p.cell, zoom) * p.cell + p.bottom_h
         for k, p in zip(group.kinds, parts, strict=True)
     ]
     return width, title + max(drawn) + CELL_MARGIN
@@ -308,16 +319,22 @@ def _labels_of(kind: str, config, tokens: tuple) -> tuple[tuple[str, ...], tuple
 def named_rows_cell(rows: int, cols: int, zoom: float, width: float) -> float:
     """The least cell of a wide overview (at most READABLE token rows, more columns: Y,
     H, X of a 20-token layer with d_model 64) whose rows can each be named: up to
-    MIN_READABLE pixels (grown with the zoom) as the view's `width` allows, and at least
-    NAMED_PITCH (labels of LABEL_MIN_PX a line apart) while the panel is then at most
-    twice the width (the grid scrolls sideways); wider still (d_model 768) it fits the
-    width and its rows are named every k-th, never on top of each other."""
+    MIN_READABLE pixels (grown with the zoom) as the view's `width` allows, else the
+    largest of MIN_READABLE, WIDE_MIN_CELL and NAMED_PITCH (labels of LABEL_MIN_PX a
+    line apart) at which the panel is at most twice the width (the grid scrolls
+    sideways); wider still (d_model 768) it fits the width and its rows are named every
+    k-th, never on top of each other."""
     if rows > READABLE or cols <= READABLE:
         return 0.0
     fit = (width - WIDE_LABELS_PX - CELL_MARGIN) / cols
-    if fit >= NAMED_PITCH:
-        return min(MIN_READABLE * max(zoom, 1.0), fit)
-    return NAMED_PITCH if NAMED_PITCH * cols <= 2 * width else fit
+    best = MIN_READABLE * max(zoom, 1.0)
+    if fit >= WIDE_MIN_CELL:
+        return min(best, fit)
+    # the largest of these whose panel is at most twice the width (it scrolls sideways)
+    for pitch in (best, WIDE_MIN_CELL, NAMED_PITCH):
+        if pitch * cols <= 2 * width:
+            return max(pitch, fit)
+    return fit
 
 
 def _sizes_at(groups, config, tokens, scale: float, zoom: float, many: bool, width: float) -> dict:

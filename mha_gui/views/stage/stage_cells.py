@@ -19,7 +19,7 @@ from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel, add_plot
-from mha_gui.views.stage.square_grid import BAND_CELLS, Group
+from mha_gui.views.stage.square_grid import Group, band_cells
 from mha_gui.views.stage.stage_scene import StageScene
 
 
@@ -80,7 +80,7 @@ class StageCells:
                 lut=lut,
                 show_values=options.show_values,
                 query_rows=KINDS[kind].query_rows,
-                top_margin=BAND_CELLS.get(kind, 0.0),
+                top_margin=band_cells(kind, size.cell, options.zoom),
                 zoom=options.zoom,
                 value_limit=0 if thumb else 12,
                 **callbacks,
@@ -125,7 +125,8 @@ class StageCells:
         options = self.options
         pal = options.palette
         if ("H", -1) in scene.panels:
-            scene.bands = ConcatBands(scene.panels[("H", -1)].plot, self.document.config, pal)
+            panel = scene.panels[("H", -1)]
+            scene.bands = ConcatBands(panel.plot, self.document.config, pal, panel.top_margin)
         scene.levels = stage_levels(scene.stage, [])
         label = bar_label(scene.stage, options.weights_range)
         fmt = stage_format(scene.stage, scene.levels)

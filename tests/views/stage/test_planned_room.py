@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mha_gui.engine.panels.stages import STAGES
-from mha_gui.views.stage.square_grid import min_scale
+from mha_gui.views.stage.square_grid import BAND_PX, min_scale
 from tests.views.stage.test_stage_layouts import settle, shown
 
 pytestmark = pytest.mark.qt_log_ignore("This plugin does not support propagateSizeHints")
@@ -59,4 +59,23 @@ def test_an_untitled_panel_is_as_tall_as_its_cells_and_axis(qtbot, stage):
         drawn = panel.plot.geometry().height()
         planned = size.height + size.bottom_h if size.label_px > 0 else size.height
         assert drawn == pytest.approx(planned, abs=1.5), (kind, head, drawn, planned)
+    w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+@pytest.mark.parametrize("layer", ["toy", "20 tokens, d_model 64", "bert-base-like"])
+def test_the_concat_bands_hold_their_head_names(qtbot, layer, zoom):
+    """Each head's band over H is BAND_PX (× zoom) high at least, whatever H's cells,
+    and its name fits inside it (over 9 px cells the bands were 5 px under 13 px text)."""
+    w = shown(qtbot, layer, zoom)
+    w.document.set_stage(STAGES[5].index)
+    settle(qtbot, w)
+    bands = w.attention_view.scene.bands
+    for head, band in bands.bands.items():
+        box = band.sceneBoundingRect()
+        assert box.height() >= BAND_PX * zoom * 0.77 - 1, (head, box.height())
+        label = bands.labels[head].sceneBoundingRect()
+        centre = label.center()
+        assert box.top() - 1 <= centre.y() <= box.bottom() + 1
+        assert label.height() <= box.height() * 1.6, (head, label.height(), box.height())
     w.document.undo_stack.setClean()

@@ -72,6 +72,8 @@ def minimum(panel, zoom) -> float:
         return 14 * max(zoom, 1.0)
     if side <= READABLE:
         return 10 * max(zoom, 1.0)
+    if panel.rows <= READABLE:  # a wide overview (Y, H, X of d_model 64, 96): rows named
+        return 10.0
     return 0.0
 
 
