@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPainterPath, QPen
 
 from mha_gui import theme
 from mha_gui.engine.layer.numbers import num
@@ -21,6 +21,7 @@ from mha_gui.export.animation import qimage_to_pil, save_gif
 from mha_gui.export.painter import painter_on, saved
 
 FRAME_SIZE = (960, 400)
+MAX_TURNED_SHARE = 0.3  # turned column labels take at most this share of a grid's height
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,24 @@ def paint_grid(
     """An n×n weights matrix on a 0–1 scale in `rect` (square cells, token labels on the
     left and bottom when given; blocked cells grey). Returns the cells' rectangle."""
     n = matrix.shape[0]
-    margin = 0.0
+    margin, below_h, rotated = 0.0, 0.0, False
     font = QFont(p.font())
     if labels:
-        font.setPixelSize(max(9, min(13, int(rect.height() / (n + 2) / 2))))
+        # up to the painter's own font size (the window's zoom), 13 px at least
+        largest = max(13, QFontInfo(p.font()).pixelSize())
+        font.setPixelSize(max(9, min(largest, int(rect.height() / (n + 2) / 2))))
         p.setFont(font)
-        margin = max(p.fontMetrics().horizontalAdvance(str(t)) for t in labels) + 6
-    side = min(rect.width() - margin, rect.height() - (18 if labels else 0))
+        fm = p.fontMetrics()
+        margin = max(fm.horizontalAdvance(str(t)) for t in labels) + 6
+        widest = max(fm.horizontalAdvance(str(t)) for t in labels[:n])
+        below_h = fm.height() + 4
+        upright = min(rect.width() - margin, rect.height() - below_h)
+        # a column label wider than its column is turned to read upwards ("three" under
+        # a 30 px column was "th…"), up to MAX_TURNED_SHARE of the grid's height
+        if widest > upright / n - 3:
+            rotated = True
+            below_h = min(widest, MAX_TURNED_SHARE * rect.height()) + 6
+    side = min(rect.width() - margin, rect.height() - below_h)
     cell = side / n
     grid = QRectF(rect.left() + margin, rect.top(), cell * n, cell * n)
     colours = theme.colors_for(np.clip(matrix, 0, 1), (0.0, 1.0), lut)
@@ -85,7 +97,18 @@ def paint_grid(
         for i, t in enumerate(labels[:n]):
             left = QRectF(rect.left(), grid.top() + i * cell, margin - 4, cell)
             p.drawText(left, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, str(t))
-            below = QRectF(grid.left() + i * cell, grid.bottom() + 1, cell, 16)
+            if rotated:  # read bottom to top, its end at the grid
+                with saved(p):
+                    p.translate(grid.left() + (i + 0.5) * cell, grid.bottom() + 3)
+                    p.rotate(-90)
+                    room = below_h - 6
+                    text = fm.elidedText(str(t), Qt.TextElideMode.ElideRight, int(room))
+                    box = QRectF(-room, -cell / 2, room, cell)
+                    p.drawText(
+                        box, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, text
+                    )
+                continue
+            below = QRectF(grid.left() + i * cell, grid.bottom() + 1, cell, below_h)
             text = _column_label(fm, str(t), max(0, int(cell) - 3))
             p.drawText(below, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, text)
     return grid

@@ -312,3 +312,42 @@ def test_the_target_grid_column_labels_stay_inside_their_columns(panel, qtbot, t
     ]
     assert all(len(o) == 1 for o in owner), list(zip(ink, owner, strict=True))
     assert sorted({o[0] for o in owner}) == list(range(n))
+
+
+def test_a_column_label_wider_than_its_column_is_turned_and_whole(panel, qtbot, tmp_path):
+    """ "three" under a 30 px column was cut to "th…": such labels read upwards, whole."""
+    tokens = ["one", "two", "three", "down"]
+    grid = type(panel.ui.target_grid)()
+    qtbot.addWidget(grid)
+    grid.set_matrix(np.eye(4), None, tokens)
+    grid.resize(150, 150)
+    grid.show()
+    qtbot.waitExposed(grid)
+    path = tmp_path / "grid.png"
+    grid.grab().save(str(path))
+    image = Image.open(path).convert("RGB")
+    background = image.getpixel((1, image.height - 1))
+    n = len(tokens)
+    y_mid = next(y for y in range(grid.height()) if grid.cell_at(grid.width() / 2, y) is not None)
+    spans = []
+    for c in range(n):
+        xs = [x for x in range(grid.width()) if grid.cell_at(x + 0.5, y_mid + 0.5) == (0, c)]
+        spans.append((min(xs), max(xs)))
+    bottom = max(y for y in range(grid.height()) if grid.cell_at(spans[0][0] + 1, y) is not None)
+
+    def ink_height(left: int, right: int) -> int:
+        rows = [
+            y
+            for y in range(bottom + 2, image.height)
+            if any(
+                sum(abs(a - b) for a, b in zip(image.getpixel((x, y)), background, strict=True))
+                > 120
+                for x in range(left, right + 1)
+            )
+        ]
+        return max(rows) - min(rows) + 1 if rows else 0
+
+    heights = [ink_height(*span) for span in spans]
+    # turned: each label runs down as far as its text is long ("three" longer than "one")
+    assert heights[2] > heights[0] + 4 and heights[2] > heights[3], heights
+    assert heights[2] > spans[2][1] - spans[2][0], heights  # longer than its column is wide
