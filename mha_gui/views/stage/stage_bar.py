@@ -159,7 +159,12 @@ class StageBar(QWidget):
         query_label = QLabel("&Query")
         query_label.setBuddy(self.query_selector)
 
-        self.head_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # "head 11" whole, and the Layout selector the one that gives way in a narrow bar
+        # (at 150 % beside a dock the head selector showed "head" without its number)
+        self.head_selector.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.head_selector.setMinimumContentsLength(len("head 00"))
         self.layout_selector = QComboBox()
         self.layout_selector.setObjectName("stageLayout")
         self.layout_selector.setAccessibleName("Stage layout")
@@ -169,6 +174,10 @@ class StageBar(QWidget):
         )
         for value, text in LAYOUT_CHOICES:
             self.layout_selector.addItem(text, value)
+        self.layout_selector.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.layout_selector.setMinimumWidth(
+            self.layout_selector.fontMetrics().horizontalAdvance("Auto") + 40
+        )
         layout_label = QLabel("&Layout")
         layout_label.setBuddy(self.layout_selector)
         self._settings = None

@@ -207,3 +207,25 @@ def test_auto_keeps_the_grid_when_numbers_are_off(qtbot):
     view.set_show_values(True)
     qtbot.waitUntil(lambda: view.settled and view.geometry.mode == "one-big")
     w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
+def test_the_head_selector_shows_its_whole_head_beside_a_side_dock(qtbot, zoom):
+    """At 150 % beside the train dock the head selector showed "head" without its
+    number: its text field holds "head 7" (the Layout selector gives way instead)."""
+    from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
+
+    w = shown(qtbot, "gqa", zoom)
+    w.docks["train"].show()
+    w.document.set_head(7)
+    settle(qtbot, w)
+    combo = w.stage_bar.head_selector
+    qtbot.waitUntil(lambda: combo.currentText() == "head 7")
+    option = QStyleOptionComboBox()
+    combo.initStyleOption(option)
+    field = combo.style().subControlRect(
+        QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField, combo
+    )
+    need = combo.fontMetrics().horizontalAdvance("head 7") + combo.iconSize().width()
+    assert field.width() >= need, (field.width(), need)
+    w.document.undo_stack.setClean()
