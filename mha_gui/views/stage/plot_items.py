@@ -132,10 +132,10 @@ class MatrixPlot(pg.GraphicsLayout):
         under every thumbnail, so the thumbnails overran the height planned for them."""
         axis = self.axes[name]
         axis.hide()
-        if name == "bottom":
-            axis.setFixedHeight(0)
-        else:
-            axis.setFixedWidth(0)
+        # no size either way: a hidden left axis kept its ~50 px minimum height beside a
+        # 14 px thumbnail (a wide layer's thumbnails stood 80 px apart)
+        axis.setFixedHeight(0)
+        axis.setFixedWidth(0)
 
     def addItem(self, item, *args, ignoreBounds=False, **kwargs):
         """Layout cells with row/col (as GraphicsLayout); anything else goes in the view."""

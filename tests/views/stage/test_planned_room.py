@@ -46,11 +46,12 @@ def test_a_stage_scrolls_only_when_its_cells_are_as_small_as_allowed(qtbot, pres
     w.document.undo_stack.setClean()
 
 
-@pytest.mark.parametrize("stage", [0, 3])
-def test_an_untitled_panel_is_as_tall_as_its_cells_and_axis(qtbot, stage):
+@pytest.mark.parametrize(("layer", "stage"), [("gqa", 0), ("gqa", 3), ("bert-base-like", 6)])
+def test_an_untitled_panel_is_as_tall_as_its_cells_and_axis(qtbot, layer, stage):
     """The X panel (a lone panel: its group's title names it) and one head big's
-    thumbnails (no axes, no own title) take their cells' height and no more."""
-    w = shown(qtbot, "gqa", 1.5)
+    thumbnails (no axes, no own title) take their cells' height and no more (a wide
+    layer's 21 px thumbnails took 50 px: their hidden left axis's minimum height)."""
+    w = shown(qtbot, layer, 1.5)
     w.document.set_stage(stage)
     settle(qtbot, w)
     view = w.attention_view
