@@ -56,3 +56,23 @@ def _alive(widget) -> bool:
     from shiboken6 import isValid
 
     return isValid(widget)
+
+
+def test_a_job_whose_signals_went_with_the_application_ends_quietly():
+    """The application quit while a job ran: its signals' QObject is gone, and every
+    emit from the pool's thread raised "Signal source has been deleted" (a traceback on
+    quitting with the model dock's roles still computing). It stops at the next block."""
+    import shiboken6
+
+    blocks = []
+
+    def work(progress):
+        for k in range(5):
+            blocks.append(k)
+            progress(k, 5)
+        return "never read"
+
+    job = ModelJob(work)
+    shiboken6.delete(job.signals)
+    job.run()  # in this thread: nothing raises
+    assert blocks == [0, 1]  # the first report found nobody listening: it stopped

@@ -95,7 +95,16 @@ class ModelJob:
 
     def report(self, done: int, total: int) -> None:
         """Progress as a signal, from any thread; never raises."""
-        self.signals.progress.emit(int(done), int(total))
+        self._emit("progress", int(done), int(total))
+
+    def _emit(self, name: str, *args) -> None:
+        """Emit one of the job's signals, from any thread, unless they are gone: the
+        application quit while the job ran (its signals' QObject was deleted with it,
+        and each emit raised "Signal source has been deleted" in the pool's thread)."""
+        try:
+            getattr(self.signals, name).emit(*args)
+        except RuntimeError:
+            self._cancel = True  # nobody is listening: stop at the next block
 
     def _progress(self, done: int, total: int) -> None:
         if self._cancel:
@@ -106,16 +115,16 @@ class ModelJob:
         try:
             result = self.work(self._progress)
         except Cancelled:
-            self.signals.cancelled.emit()
+            self._emit("cancelled")
         except (ValueError, OSError, MemoryError) as exc:
-            self.signals.failed.emit(str(exc) or type(exc).__name__)
+            self._emit("failed", str(exc) or type(exc).__name__)
         except Exception as exc:  # a worker must report, never die silently
-            self.signals.failed.emit(f"{type(exc).__name__}: {exc}")
+            self._emit("failed", f"{type(exc).__name__}: {exc}")
         else:
             if self._cancel:
-                self.signals.cancelled.emit()
+                self._emit("cancelled")
             else:
-                self.signals.done.emit(result)
+                self._emit("done", result)
 
     def _finish(self, *_args) -> None:
         self.finished = True
