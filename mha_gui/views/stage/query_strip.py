@@ -23,7 +23,7 @@ from mha_gui.engine.teaching.explain import explain_cell
 from mha_gui.views.accessibility.heatmap_access import attach_strip
 from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.heatmap_panel import MIN_SQUARE_PX, HeatmapPanel
-from mha_gui.views.stage.plot_items import add_plot, set_label
+from mha_gui.views.stage.plot_items import TitleLabel, add_plot, set_label
 from mha_gui.views.stage.square_grid import (
     LABEL_MAX_PX,
     READABLE,
@@ -235,7 +235,7 @@ class QueryStrip(QWidget):
             if k:
                 ci.addLabel("→", row=1, col=col, size=options.pt(16), color=pal.muted)
                 col += 1
-            self.titles[name] = ci.addLabel("", row=0, col=col, size=options.pt(10))
+            self.titles[name] = self._title(ci, col)
             plot = add_plot(ci, 1, col)
             ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
             self.panels[name] = self._panel(plot, name, shape, lut, pal)
@@ -243,11 +243,19 @@ class QueryStrip(QWidget):
             plot.hideAxis("left")
             col += 1
         # the same query's weights in every head (rows = heads)
-        self.titles["heads"] = ci.addLabel("", row=0, col=col, size=options.pt(10))
+        self.titles["heads"] = self._title(ci, col)
         plot = add_plot(ci, 1, col)
         ci.layout.setColumnStretchFactor(col, max(3, c.n))
         self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), weights, pal)
         self._refresh_all()
+
+    def _title(self, ci, col: int) -> TitleLabel:
+        """A panel's title that keeps the largest size its texts needed: following
+        another query ("q = Q₀[cat]" → "q = Q₀[down]") then repaints the title instead
+        of laying the whole strip out again (~60 % of a toy query switch's time)."""
+        label = TitleLabel("", size=self.options.pt(10))
+        ci.addItem(label, row=0, col=col)
+        return label
 
     def _new_canvas(self) -> None:
         """An empty canvas in place of the last one, which Qt deletes with its items."""

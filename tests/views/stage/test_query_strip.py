@@ -219,3 +219,23 @@ def test_labels_that_resize_their_own_view_box_stop_going_round(qtbot, strip, mo
     before = len(laid_out)
     panel._fit_ticks()
     assert len(laid_out) == before + 1
+
+
+def test_following_another_query_does_not_lay_the_strip_out_again(qtbot, strip):
+    """Once every token has been followed, another query's titles ("q = Q₀[cat]" →
+    "q = Q₀[down]") are repainted, not the whole strip laid out again (a relayout was
+    ~60 % of a toy query switch's time): no panel's box changes size."""
+    doc = strip.document
+    for query in range(doc.config.n):  # every title's widest text seen once
+        doc.set_query(query)
+        qtbot.waitUntil(lambda: strip.settled)
+    _settle(qtbot)
+    resized = []
+    for panel in strip.panels.values():
+        panel.plot.getViewBox().sigResized.connect(lambda *_a: resized.append(1))
+    for query in (1, 3, 0, 2):
+        doc.set_query(query)
+        qtbot.waitUntil(lambda: strip.settled)
+        _settle(qtbot)
+        assert strip.titles["q"].text.count(doc.tokens[query]) == 1
+    assert resized == []
