@@ -323,8 +323,9 @@ class AttentionView(QWidget):
         # a layout of a large layer costs ~0.2 s to plan: one try; a small one a few, as
         # the cells shrink in steps of ~8 % and a few pixels less room may change nothing
         limit = FIT_ROUNDS if doc.config.n <= READABLE else rounds + 1
-        while rounds < limit:
-            width, height, rounds = width + over_w, height + over_h, rounds + 1
+        while rounds < limit:  # a few pixels more room taken off each time (× 2)
+            step = 2**rounds
+            width, height, rounds = width + over_w * step, height + over_h * step, rounds + 1
             self._overshoot[_sized(key)] = (width, height, rounds)
             self._geometries.pop(key, None)
             if self._geometry() != scene.geometry:

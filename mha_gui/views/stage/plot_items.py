@@ -111,9 +111,11 @@ class MatrixPlot(pg.GraphicsLayout):
         self.setContentsMargins(0, 0, 0, 0)
         self.setSpacing(0)
         self.vb = safe_items.ViewBox(enableMenu=False, enableMouse=False, defaultPadding=0.0)
-        self.titleLabel = pg.LabelItem("")
+        # over the row labels and the cells, its right edge at the cells' (a title wider
+        # than a narrow panel's cells reaches over its row labels, not past them)
+        self.titleLabel = pg.LabelItem("", justify="right")
         self.axes = {"left": TokenAxis("left"), "bottom": TokenAxis("bottom")}
-        self.addItem(self.titleLabel, row=0, col=1)
+        self.addItem(self.titleLabel, row=0, col=0, colspan=2)
         self.addItem(self.axes["left"], row=1, col=0)
         self.addItem(self.vb, row=1, col=1)
         self.addItem(self.axes["bottom"], row=2, col=1)

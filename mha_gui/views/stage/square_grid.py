@@ -48,8 +48,11 @@ THUMB_SIDE = 84  # a thumbnail panel's longest side at zoom 1 (few heads)
 THUMB_MIN_SIDE = 36  # … and with many
 TITLE_PX = 24  # a group's title line at zoom 1
 PANEL_TITLE_PX = 22  # a panel's own title in a group of several
+OWN_TITLE_PT = 10  # … its font (stage_cells), in points at zoom 1
 AXIS_TITLE_PX = 16  # "query" / "key" beside the axes
-BAR_PX = 96  # the colour bar and its labels at zoom 1
+BAR_PX = 70  # the colour bar's canvas beside the grid: BAR_PX + BAR_ZOOM_PX × zoom
+SCROLLBAR_PX = 20  # a vertical scroll bar, with a margin
+BAR_ZOOM_PX = 20  # (its labels grow with the zoom; measured 77 px at 100 %, 90 at 150 %)
 CELL_MARGIN = 10  # margins and spacing around a grid cell
 WIDE_LABELS_PX = 70  # a wide overview's row labels and axis title, about
 NAMED_PITCH = LABEL_MIN_PX * 1.15  # rows this far apart can each be named
@@ -279,11 +282,25 @@ class StageGeometry:
         return self.sizes[(kind, head)]
 
 
+def own_title_width(kind: str, head: int, size: PanelSize, px: float) -> float:
+    """About the width of a panel's own title, "Q₀  4×2" (its subscript set small: as
+    wide as half a digit each)."""
+    script = text_width([str(max(head, 0))], px) / 2
+    return text_width([f"{kind}  {size.rows}×{size.cols}"], px) + script + 4
+
+
 def _group_box(group: Group, sizes: dict, zoom: float) -> tuple[float, float]:
     """(width, height) in pixels a group's grid cell needs."""
     z = max(zoom, 0.5)
     parts = [sizes[(k, group.head)] for k in group.kinds]
-    width = sum(p.left_w + p.width for p in parts) + 4 * (len(parts) - 1) + CELL_MARGIN
+    widths = [p.left_w + p.width for p in parts]
+    if len(parts) > 1:  # each panel's own title ("Q₀  4×2") over it, if wider
+        px = OWN_TITLE_PT * 96 / 72 * z
+        widths = [
+            w if p.label_px <= 0 else max(w, own_title_width(k, group.head, p, px))
+            for w, k, p in zip(widths, group.kinds, parts, strict=True)
+        ]
+    width = sum(widths) + 4 * (len(parts) - 1) + CELL_MARGIN
     title = TITLE_PX * z + (PANEL_TITLE_PX * z if len(parts) > 1 else 0)
     drawn = [
         p.height + band_cells(k, p.cell, zoom) * p.cell + p.bottom_h
@@ -383,7 +400,9 @@ def _fit_grid(
             break
         scale = max(lo, scale * 0.92 if scale > 24 else scale - 1)
     # nothing fits: the smallest cells, in as many columns as fit the width
-    fitting = [c for c in range(1, len(groups) + 1) if _grid_extent(boxes, c)[0] <= width]
+    # (it then scrolls: a vertical scroll bar takes SCROLLBAR_PX of the width)
+    room = width - SCROLLBAR_PX
+    fitting = [c for c in range(1, len(groups) + 1) if _grid_extent(boxes, c)[0] <= room]
     return lo, max(fitting, default=1), sizes
 
 
@@ -399,7 +418,8 @@ def stage_geometry(
 ) -> StageGeometry:
     """The layout of a stage's groups in a view of width × height pixels."""
     z = max(zoom, 0.5)
-    room_w = max(width, 320) - BAR_PX * z - 24  # the colour bar, margins, a scroll bar
+    # the colour bar's canvas beside the grid; a grid that fits has no scroll bar
+    room_w = max(width, 320) - BAR_PX - BAR_ZOOM_PX * z - 4
     room_h = max(height, 200) - 16
     many = len(groups) > 4
     heads = [g for g in groups if g.head >= 0]

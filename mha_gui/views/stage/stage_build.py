@@ -46,8 +46,7 @@ class StageBuild:
             yield None
         yield EVERY_HEAD_IN
         scene.adding = False
-        bar_col = geometry.cols + (1 if scene.thumbs is not None else 0)
-        self.builder.finish(scene, lut, geometry.rows, bar_col)
+        self.builder.finish(scene, lut)
         self.finished(scene)
         # the first paint of every panel (~30 ms at the projections stage, n = 2048) comes
         # in a turn of its own, after the finish

@@ -9,9 +9,11 @@ dictionaries; the view decides when (at once, or a few heads per event-loop turn
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QSizePolicy
 
 from mha_gui.engine.panels.stage_panels import KINDS, bar_label, stage_format, stage_levels, symbol
@@ -119,7 +121,7 @@ class StageCells:
         )
         self._hide_cells(panel, kind, head)
 
-    def finish(self, scene: StageScene, lut, nrows: int, col: int) -> None:
+    def finish(self, scene: StageScene, lut) -> None:
         """Every head is in: the concat bands over H and the stage's colour bar (its levels
         come with the pixels)."""
         options = self.options
@@ -131,4 +133,9 @@ class StageCells:
         label = bar_label(scene.stage, options.weights_range)
         fmt = stage_format(scene.stage, scene.levels)
         scene.colorbar = ColorBar(lut, scene.levels, label, pal, options.zoom, fmt)
-        scene.canvas.ci.addItem(scene.colorbar, row=0, col=col, rowspan=nrows)
+        # in its own canvas beside the grid's scroll area: always in view
+        bar = scene.bar_canvas
+        bar.setBackground(pal.background)
+        bar.ci.addItem(scene.colorbar, row=0, col=0)
+        hint = bar.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
+        bar.setFixedWidth(math.ceil(hint.width()) + 2)

@@ -5,10 +5,11 @@ scenes of the stages visited last (up to `SCENE_CELLS` cells in all) and, when o
 shown again, brings it up to date with what changed while it was hidden.
 
 Lifetime. A `StageScene` is one stage's canvas — a pg.GraphicsLayoutWidget in its own
-scroll area, a page of the view's stacked layout — and every item drawn on it. An item
+scroll area, beside the colour bar's own small canvas, the two a page of the view's
+stacked layout — and every item drawn on them. An item
 belongs to the canvas's QGraphicsScene (C++ owns it) from the moment it joins the
 canvas, and it leaves only with the canvas. `SceneStack.close(scene)` is the one place a
-scene ends: it takes the scroll area out of the stack, makes the scene forget every
+scene ends: it takes the page out of the stack, makes the scene forget every
 reference it held to its items, and hands the scroll area to `discard_widget`, so that
 Qt deletes canvas, scene and items together, in C++, from the event loop — and never
 while a context menu or a modal dialog is open, since a rebuild during a panel's menu
@@ -31,7 +32,14 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont, QTextDocument
-from PySide6.QtWidgets import QApplication, QFrame, QScrollArea, QStackedLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QFrame,
+    QHBoxLayout,
+    QScrollArea,
+    QStackedLayout,
+    QWidget,
+)
 
 from mha_gui.document import EVERYTHING
 from mha_gui.engine.panels.stage_panels import KINDS, panel_changed, panel_keys
@@ -157,6 +165,10 @@ class StageScene:
     stage: int
     canvas: pg.GraphicsLayoutWidget | None
     holder: QScrollArea | None = None  # the scroll area around the canvas
+    # the colour bar's own canvas beside the scroll area, so a grid that scrolls never
+    # takes its scale out of view (a wide layer's concat scrolled it off to the right)
+    bar_canvas: pg.GraphicsLayoutWidget | None = None
+    page: QWidget | None = None  # holder and bar side by side: the view's stacked page
     panels: dict[tuple[str, int], HeatmapPanel] = field(default_factory=dict)
     titles: dict[int, TitleLabel] = field(default_factory=dict)
     colorbar: ColorBar | None = None
@@ -206,7 +218,7 @@ class StageScene:
         self.building = None
         self.panels, self.titles, self.peaks = {}, {}, {}
         self.colorbar = self.bands = self.thumbs = None
-        self.canvas = self.holder = None
+        self.canvas = self.holder = self.bar_canvas = self.page = None
 
 
 class SceneStack:
@@ -224,10 +236,22 @@ class SceneStack:
         canvas.setObjectName("attentionCanvas")
         canvas.ci.setContentsMargins(6, 6, 6, 6)
         holder = scroll_holder(canvas)
-        scene = StageScene(stage, canvas, holder)
+        bar = new_canvas()
+        bar.setObjectName("attentionColourBar")
+        bar.setAccessibleName("Colour scale of the stage's heatmaps")
+        bar.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # nothing to do there: Tab passes it
+        bar.ci.setContentsMargins(0, 6, 6, 6)
+        bar.setFixedWidth(0)  # until the stage's colour bar is in (StageCells.finish)
+        page = QWidget()
+        row = QHBoxLayout(page)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(holder, 1)
+        row.addWidget(bar)
+        scene = StageScene(stage, canvas, holder, bar_canvas=bar, page=page)
         attach_stage(scene, self._stack.parentWidget())  # keyboard cursor, accessible tables
-        self._stack.addWidget(holder)
-        self._stack.setCurrentWidget(holder)
+        self._stack.addWidget(page)
+        self._stack.setCurrentWidget(page)
         return scene
 
     def every(self) -> list[StageScene]:
@@ -235,11 +259,11 @@ class SceneStack:
 
     def close(self, scene: StageScene) -> None:
         """The end of a scene: out of the stack and deleted by Qt with all its items."""
-        holder = scene.holder
+        page = scene.page
         scene.forget()
-        if holder is not None:
-            self._stack.removeWidget(holder)
-            discard_widget(holder)
+        if page is not None:
+            self._stack.removeWidget(page)
+            discard_widget(page)
 
     def renew(self, stage: int, keep_others: bool = True) -> StageScene:
         """A new, empty scene for `stage` in place of the current one (a rebuild; without
@@ -261,10 +285,10 @@ class SceneStack:
         kept = self.kept.pop(stage, None)
         if kept is not None and fits(kept):
             self.current = kept
-            self._stack.setCurrentWidget(kept.holder)
+            self._stack.setCurrentWidget(kept.page)
             room = self._stack.parentWidget().rect()  # a hidden page kept its old size
-            if kept.holder.geometry() != room:
-                kept.holder.setGeometry(room)
+            if kept.page.geometry() != room:
+                kept.page.setGeometry(room)
         else:
             if kept is not None:
                 self.close(kept)

@@ -269,7 +269,8 @@ def test_large_matrices_print_no_values(qtbot, view):
 
 def test_each_head_group_is_one_cell_of_the_stage_grid(qtbot, view):
     """A group's title and panels are built in their own cell, placed once in the grid
-    (row-major, `grid_cols` wide) with the colour bar after the last column."""
+    (row-major, `grid_cols` wide); the colour bar in its own canvas beside the grid's
+    scroll area, so that a grid scrolled sideways keeps its scale in view."""
     for stage in (1, 2, 6):
         view.document.set_stage(stage)
         settle(qtbot)
@@ -281,4 +282,7 @@ def test_each_head_group_is_one_cell_of_the_stage_grid(qtbot, view):
             assert cell is not None and scene.titles[group.head] in cell.items
             for kind in group.kinds:
                 assert scene.panels[(kind, group.head)].plot in cell.items
-        assert ci.getItem(0, cols) is scene.colorbar
+        assert ci.getItem(0, cols) is None or scene.thumbs is not None
+        assert scene.bar_canvas.ci.getItem(0, 0) is scene.colorbar
+        holder, bar = scene.holder.geometry(), scene.bar_canvas.geometry()
+        assert bar.left() >= holder.right() and bar.width() > 40

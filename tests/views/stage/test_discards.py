@@ -20,8 +20,9 @@ def test_a_rebuild_deletes_the_stages_canvases_on_turns_of_their_own(window, qtb
     for stage in (1, 3, 4, 6):
         window.document.set_stage(stage)
         qtbot.waitUntil(lambda: view.settled)
-    holders = [s.holder for s in view.scenes.every()]
-    assert len(holders) == 4 and all(isinstance(h, QScrollArea) for h in holders)
+    # each stage's page: its canvas's scroll area beside its colour bar
+    holders = [s.page for s in view.scenes.every()]
+    assert len(holders) == 4 and all(h.findChild(QScrollArea) for h in holders)
     turns: list[int] = []
     turn = [0]
     for holder in holders:

@@ -72,6 +72,8 @@ def test_the_concat_bands_hold_their_head_names(qtbot, layer, zoom):
     w.document.set_stage(STAGES[5].index)
     settle(qtbot, w)
     bands = w.attention_view.scene.bands
+    d_v = w.document.config.d_v  # laid out: a band is wider than its d_v columns' units
+    qtbot.waitUntil(lambda: bands.bands[0].sceneBoundingRect().width() > 2 * d_v)
     for head, band in bands.bands.items():
         box = band.sceneBoundingRect()
         assert box.height() >= BAND_PX * zoom * 0.77 - 1, (head, box.height())
@@ -79,4 +81,30 @@ def test_the_concat_bands_hold_their_head_names(qtbot, layer, zoom):
         centre = label.center()
         assert box.top() - 1 <= centre.y() <= box.bottom() + 1
         assert label.height() <= box.height() * 1.6, (head, label.height(), box.height())
+    w.document.undo_stack.setClean()
+
+
+def test_the_colour_bar_stays_in_view_when_the_grid_scrolls_sideways(qtbot):
+    """An 18 × 128 H scrolls sideways: its colour bar, beside the scroll area rather than
+    at the end of the grid, stays in view wherever the grid is scrolled to."""
+    from mha_gui.engine.layer.presets import random_session
+
+    w = shown(qtbot, "toy")
+    w.document.replace_session(random_session(0, 18, 128, 4))
+    w.document.set_stage(STAGES[5].index)
+    settle(qtbot, w)
+    view = w.attention_view
+    scene = view.scene
+    bar = scene.bar_canvas
+    scroll = scene.holder.horizontalScrollBar()
+    assert scroll.isVisible()  # the grid is wider than the view
+    places = []
+    for value in (scroll.minimum(), scroll.maximum()):
+        scroll.setValue(value)
+        qtbot.waitUntil(lambda v=value: scroll.value() == v)
+        box = bar.geometry().translated(bar.parentWidget().mapTo(view, bar.pos()) - bar.pos())
+        assert view.rect().contains(box), (box, view.rect())
+        places.append(box)
+        assert bar.isVisible() and scene.colorbar in bar.ci.items
+    assert places[0] == places[1]
     w.document.undo_stack.setClean()
