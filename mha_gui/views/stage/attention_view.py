@@ -455,6 +455,7 @@ class AttentionView(QWidget):
         """The last step ran. A head inspected meanwhile (one head big) is drawn big now:
         while a stage is half built, a head switch only moves the headings."""
         self.images.sync_mark()
+        self._fit_later.schedule()  # the grid as the last step left it: its room, its bar
         if self.scene.built and not self._fits(self.scene):
             self._on_view()
 

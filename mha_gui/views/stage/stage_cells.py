@@ -136,6 +136,7 @@ class StageCells:
         # in its own canvas beside the grid's scroll area: always in view
         bar = scene.bar_canvas
         bar.setBackground(pal.background)
+        scene.page.set_background(pal.background)
         bar.ci.addItem(scene.colorbar, row=0, col=0)
         hint = bar.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize)
         bar.setFixedWidth(math.ceil(hint.width()) + 2)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QFont, QTextDocument
+from PySide6.QtGui import QColor, QFont, QPainter, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -55,6 +55,7 @@ from mha_gui.views.widgets.canvas import new_canvas
 # layer, and of an n = 512, 12-head layer (~14 M cells, ~170 MB): going back to a stage
 # costs a few milliseconds instead of building its panels again (~0.3–1 s at n = 512).
 SCENE_CELLS = 16_000_000
+BAR_MIN_HEIGHT = 160  # the colour bar's canvas at least (a one-row grid is short)
 # how often a widget to delete checks that a context menu or dialog has closed
 DISCARD_RETRY_MS = 50
 
@@ -141,8 +142,18 @@ def planned_cells(groups: list[Group], config, tokens) -> int:
 
 
 def fit_canvas(scene: StageScene) -> None:
-    """The canvas asks its scroll area for the room its grid needs at least."""
+    """The canvas asks its scroll area for the room its grid needs at least; the scroll
+    area is no wider than that, nor the colour bar taller, so that the bar stands beside
+    the grid (not at the window's far edge) and spans its height."""
     fit_to_content(scene.canvas)
+    holder, bar, size = scene.holder, scene.bar_canvas, scene.canvas.minimumSize()
+    if holder is None or bar is None:
+        return
+    tall = size.height() > holder.viewport().height() + 1  # then it scrolls up and down
+    extra = holder.verticalScrollBar().sizeHint().width() if tall else 0
+    holder.setMaximumWidth(size.width() + extra + 2 * holder.frameWidth())
+    page = scene.page.height() if scene.page is not None else size.height()
+    bar.setFixedHeight(max(BAR_MIN_HEIGHT, min(size.height(), page)))
 
 
 def fit_to_content(canvas) -> None:
@@ -168,7 +179,7 @@ class StageScene:
     # the colour bar's own canvas beside the scroll area, so a grid that scrolls never
     # takes its scale out of view (a wide layer's concat scrolled it off to the right)
     bar_canvas: pg.GraphicsLayoutWidget | None = None
-    page: QWidget | None = None  # holder and bar side by side: the view's stacked page
+    page: StagePage | None = None  # holder and bar side by side: the view's stacked page
     panels: dict[tuple[str, int], HeatmapPanel] = field(default_factory=dict)
     titles: dict[int, TitleLabel] = field(default_factory=dict)
     colorbar: ColorBar | None = None
@@ -221,6 +232,24 @@ class StageScene:
         self.canvas = self.holder = self.bar_canvas = self.page = None
 
 
+class StagePage(QWidget):
+    """A stage's page: its scroll area and colour bar side by side, on the theme's
+    background where a narrow grid leaves room (the window's own grey showed there)."""
+
+    def __init__(self):
+        super().__init__()
+        self.background = QColor("white")
+
+    def set_background(self, colour) -> None:
+        self.background = QColor(colour)
+        self.update()
+
+    def paintEvent(self, _event) -> None:
+        painter = QPainter(self)
+        painter.fillRect(self.rect(), self.background)
+        painter.end()
+
+
 class SceneStack:
     """The attention view's stage canvases: the one shown (`current`), the ones kept for
     stages visited last (`kept`, oldest first), and the one way each of them ends."""
@@ -242,12 +271,13 @@ class SceneStack:
         bar.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # nothing to do there: Tab passes it
         bar.ci.setContentsMargins(0, 6, 6, 6)
         bar.setFixedWidth(0)  # until the stage's colour bar is in (StageCells.finish)
-        page = QWidget()
+        page = StagePage()
         row = QHBoxLayout(page)
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(0)
         row.addWidget(holder, 1)
-        row.addWidget(bar)
+        row.addWidget(bar, 0, Qt.AlignmentFlag.AlignTop)
+        row.addStretch(0)  # what a narrow grid leaves (`fit_canvas`): the bar stays beside it
         scene = StageScene(stage, canvas, holder, bar_canvas=bar, page=page)
         attach_stage(scene, self._stack.parentWidget())  # keyboard cursor, accessible tables
         self._stack.addWidget(page)

@@ -108,3 +108,27 @@ def test_the_colour_bar_stays_in_view_when_the_grid_scrolls_sideways(qtbot):
         assert bar.isVisible() and scene.colorbar in bar.ci.items
     assert places[0] == places[1]
     w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("preset", ["toy", "gqa"])
+def test_the_colour_bar_stands_beside_a_narrow_grid_and_spans_it(qtbot, preset):
+    """A grid narrower than the view keeps its colour bar beside it (not at the window's
+    far edge, ~300 px away) and as tall as the grid, on the theme's background."""
+    w = shown(qtbot, preset)
+    w.document.set_stage(STAGES[3].index)
+    settle(qtbot, w)
+    view = w.attention_view
+    scene = view.scene
+    qtbot.waitUntil(lambda: scene.holder.maximumWidth() <= scene.canvas.minimumWidth() + 40)
+    bar = scene.bar_canvas
+    grid_right = max(
+        p.plot.mapRectToScene(p.plot.boundingRect()).right() for p in scene.panels.values()
+    )
+    grid_right = scene.canvas.mapTo(view, scene.canvas.mapFromScene(grid_right, 0)).x()
+    bar_left = bar.mapTo(view, bar.rect().topLeft()).x()
+    assert 0 <= bar_left - grid_right <= 40, (grid_right, bar_left)
+    assert abs(bar.height() - scene.canvas.minimumHeight()) <= 2
+    image = view.grab().toImage()  # right of the bar: the page's (theme) background
+    far = image.pixelColor(image.width() - 5, image.height() // 2)
+    assert far == scene.page.background
+    w.document.undo_stack.setClean()
