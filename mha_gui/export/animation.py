@@ -22,6 +22,7 @@ from mha_gui.export.layout import INFO_PX, MARGIN, ROW_GAP, SHAPES_PX, TITLE_PX
 DEFAULT_GIF_WIDTH = 1200  # a 7-frame GIF at 1600 px is several MB; 1200 is still sharp
 FRAME_MARGIN = 0.03  # of the frame's width, round the content
 TITLE_SHARE = 1 / 32  # the title's size on a slide, of the frame's width (37 px at 1200)
+VALUE_MIN_FRAME_PX = 8  # numbers in a slide's cells at least this large, or none
 
 
 def qimage_to_pil(img) -> Image.Image:
@@ -56,18 +57,21 @@ def stage_frames(
     trace = session.run()
     w, h = frame_size(int(width or DEFAULT_GIF_WIDTH))
     bg = theme.palette(theme_name).background
-    parts = []
-    for s in STAGES:
-        fig = StageFigure(
-            figure_layout(
-                session, s, head=head, query=query, trace=trace, weights_range=weights_range
-            )
-        )
+    parts, layouts = [], []
+
+    def render(lay) -> tuple[float, Image.Image]:
+        fig = StageFigure(lay)
         # drawn at twice the frame's resolution, then arranged and scaled down to fit
         density = 2 * max(1.0, w / fig.width)  # then scaled down: sharp, never blurred up
-        img = qimage_to_pil(
-            render_drawing(fig, max(1, round(fig.width * density)), theme_name, colormap)
+        size = max(1, round(fig.width * density))
+        return density, qimage_to_pil(render_drawing(fig, size, theme_name, colormap))
+
+    for s in STAGES:
+        lay = figure_layout(
+            session, s, head=head, query=query, trace=trace, weights_range=weights_range
         )
+        density, img = render(lay)
+        layouts.append(lay)
         parts.append((density, *_split(img, bg, round(_header_height() * density))))
     margin = round(FRAME_MARGIN * w)
     # one size of title for every frame (frame px per figure unit): its target, or what
@@ -80,10 +84,20 @@ def stage_frames(
             if header is not None
         ),
     )
-    return [
-        _frame(w, h, margin, bg, _resized(header, unit / density), bands, pad)
-        for density, header, bands, pad in parts
-    ]
+    frames = []
+    for lay, (density, header, bands, pad) in zip(layouts, parts, strict=True):
+        header = _resized(header, unit / density)
+        # numbers a slide would print below VALUE_MIN_FRAME_PX are left out (the
+        # projections of causal-6x16 printed its at ~5 px): that stage drawn again
+        per_unit = density * _frame_body(w, h, margin, bg, header, bands, pad)[1]
+        small = [g for g in lay.panels if 0 < g.value_px * per_unit < VALUE_MIN_FRAME_PX]
+        if small:
+            for g in small:
+                g.value_px = 0.0
+            density, img = render(lay)
+            _header, bands, pad = _split(img, bg, round(_header_height() * density))
+        frames.append(_frame(w, h, margin, bg, header, bands, pad))
+    return frames
 
 
 def _resized(img: Image.Image | None, scale: float) -> Image.Image | None:
@@ -93,6 +107,25 @@ def _resized(img: Image.Image | None, scale: float) -> Image.Image | None:
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
+def _frame_body(w: int, h: int, margin: int, bg: str, header, bands, pad: int):
+    """(the bands set in the columns that fill the room below `header` best, unscaled;
+    the scale that fits them to it): None, 1 without bands."""
+    gap = round(margin * 0.6) if header is not None else 0
+    header_h = header.height if header is not None else 0
+    room_w, room_h = w - 2 * margin, max(1, h - 2 * margin - header_h - gap)
+    if not bands:
+        return None, 1.0
+    body, best_fill = None, -1.0
+    for cols in range(1, len(bands) + 1):
+        sheet = _columns(bands, cols, bg, pad)
+        # how much of the room the sheet covers when scaled to fit it
+        scale = min(room_w / sheet.width, room_h / sheet.height)
+        fill = sheet.width * sheet.height * scale**2 / (room_w * room_h)
+        if fill > best_fill + 0.02:
+            body, best_fill = sheet, fill
+    return body, min(room_w / body.width, room_h / body.height)
+
+
 def _frame(w: int, h: int, margin: int, bg: str, header, bands, pad: int) -> Image.Image:
     """A w×h slide: `header` (at its size) at the top left, over `bands` set in the
     columns that fill the room left below it best, scaled to it and centred there (a
@@ -100,22 +133,13 @@ def _frame(w: int, h: int, margin: int, bg: str, header, bands, pad: int) -> Ima
     stage to stage as the walkthrough played)."""
     gap = round(margin * 0.6) if header is not None else 0
     header_h = header.height if header is not None else 0
-    room_w, room_h = w - 2 * margin, max(1, h - 2 * margin - header_h - gap)
-    body = None
-    if bands:
-        body, best_fill = None, -1.0
-        for cols in range(1, len(bands) + 1):
-            sheet = _columns(bands, cols, bg, pad)
-            # how much of the room the sheet covers when scaled to fit it
-            scale = min(room_w / sheet.width, room_h / sheet.height)
-            fill = sheet.width * sheet.height * scale**2 / (room_w * room_h)
-            if fill > best_fill + 0.02:
-                body, best_fill = sheet, fill
-        body = _resized(body, min(room_w / body.width, room_h / body.height))
+    room_h = max(1, h - 2 * margin - header_h - gap)
+    body, scale = _frame_body(w, h, margin, bg, header, bands, pad)
     canvas = Image.new("RGB", (w, h), bg)
     if header is not None:  # in one place on every slide: the title never jumps
         canvas.paste(header, (margin, margin))
     if body is not None:  # centred in the room below it
+        body = _resized(body, scale)
         below = margin + header_h + gap
         canvas.paste(body, ((w - body.width) // 2, below + (room_h - body.height) // 2))
     return canvas

@@ -76,3 +76,28 @@ def test_the_title_block_has_one_size_on_every_frame(qapp, name):
     widths = [_text_lines(frame)[2][1] for frame in stage_frames(SESSIONS[name](), width=600)]
     assert max(widths) - min(widths) <= 3, widths
     assert min(widths) >= 250  # and large: about half the frame's width
+
+
+def test_a_slide_prints_no_number_too_small_to_read(qapp, monkeypatch):
+    """Cell numbers a slide would print below VALUE_MIN_FRAME_PX are left out: the
+    projections of causal-6x16 printed theirs at ~5 px on a 1200 px frame. The toy's
+    large cells keep theirs."""
+    from mha_gui.export import animation
+
+    drawn = []
+    real = animation.render_drawing
+
+    def spy(fig, size, *args):
+        drawn.append((fig.layout.scene.title, [g.value_px for g in fig.layout.panels], size))
+        return real(fig, size, *args)
+
+    monkeypatch.setattr(animation, "render_drawing", spy)
+    stage_frames(SESSIONS["causal-6x16"](), width=1200)
+    last = {}
+    for title, values, _size in drawn:
+        last[title.split(" · ")[-1]] = values
+    assert any(v > 0 for v in drawn[1][1])  # the page layout prints them …
+    assert all(v == 0 for v in last["Projections"])  # … the slide does not
+    drawn.clear()
+    stage_frames(SESSIONS["toy"](), width=1200)
+    assert any(v > 0 for title, values, _size in drawn if "weights" in title for v in values)
