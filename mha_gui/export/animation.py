@@ -107,12 +107,17 @@ def _resized(img: Image.Image | None, scale: float) -> Image.Image | None:
     return img.resize(size, Image.Resampling.LANCZOS)
 
 
+def _room(w: int, h: int, margin: int, header) -> tuple[int, int, int]:
+    """(top, width, height) of a slide's room below its title block `header`."""
+    gap = round(margin * 0.6) if header is not None else 0
+    header_h = header.height if header is not None else 0
+    return margin + header_h + gap, w - 2 * margin, max(1, h - 2 * margin - header_h - gap)
+
+
 def _frame_body(w: int, h: int, margin: int, bg: str, header, bands, pad: int):
     """(the bands set in the columns that fill the room below `header` best, unscaled;
     the scale that fits them to it): None, 1 without bands."""
-    gap = round(margin * 0.6) if header is not None else 0
-    header_h = header.height if header is not None else 0
-    room_w, room_h = w - 2 * margin, max(1, h - 2 * margin - header_h - gap)
+    _top, room_w, room_h = _room(w, h, margin, header)
     if not bands:
         return None, 1.0
     body, best_fill = None, -1.0
@@ -131,16 +136,13 @@ def _frame(w: int, h: int, margin: int, bg: str, header, bands, pad: int) -> Ima
     columns that fill the room left below it best, scaled to it and centred there (a
     title centred with its body jumped 77 px up and down and 190 px sideways from
     stage to stage as the walkthrough played)."""
-    gap = round(margin * 0.6) if header is not None else 0
-    header_h = header.height if header is not None else 0
-    room_h = max(1, h - 2 * margin - header_h - gap)
+    below, _room_w, room_h = _room(w, h, margin, header)
     body, scale = _frame_body(w, h, margin, bg, header, bands, pad)
     canvas = Image.new("RGB", (w, h), bg)
     if header is not None:  # in one place on every slide: the title never jumps
         canvas.paste(header, (margin, margin))
     if body is not None:  # centred in the room below it
         body = _resized(body, scale)
-        below = margin + header_h + gap
         canvas.paste(body, ((w - body.width) // 2, below + (room_h - body.height) // 2))
     return canvas
 

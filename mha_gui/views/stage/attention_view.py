@@ -19,6 +19,8 @@ the UI thread, and what waits for the worker), `cells` (cell_actions: tooltips, 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, Signal
 from PySide6.QtWidgets import QLabel, QWidget
@@ -77,10 +79,24 @@ WEIGHTS = stage_by_name("weights").index  # the stage whose maps decide "auto"
 FIT_ROUNDS = 6
 
 
-def _sized(key: tuple) -> tuple:
-    """A layout's key without the inspected head: one head big, each head drawn big
-    takes the same room, so one overshoot holds for them all."""
-    return key[:7] + key[8:]
+class LayoutKey(NamedTuple):
+    """What a stage's layout depends on (`AttentionView._geometry` remembers it so)."""
+
+    stage: int
+    config: object
+    tokens: tuple
+    width: int
+    height: int
+    zoom: float
+    mode: str
+    head: int
+    values: bool  # Auto's choice depends on whether numbers are shown
+
+    @property
+    def sized(self) -> LayoutKey:
+        """Without the inspected head: one head big, each head drawn big takes the same
+        room, so one overshoot (`AttentionView._fit`) holds for them all."""
+        return self._replace(head=-1)
 
 
 class AttentionView(QWidget):
@@ -99,9 +115,9 @@ class AttentionView(QWidget):
         # the (query, key) pair under the last right-click on a scores/weights panel
         self.menu_pair: tuple[int, int] | None = None
         self.layout_mode = "auto"  # View settings' stage layout: auto, grid or one-big
-        self._geometries: dict[tuple, StageGeometry] = {}  # see _geometry
+        self._geometries: dict[LayoutKey, StageGeometry] = {}  # see _geometry
         # the room (width, height) each layout overshot its view by, and fits corrected
-        self._overshoot: dict[tuple, tuple[int, int, int]] = {}
+        self._overshoot: dict[LayoutKey, tuple[int, int, int]] = {}
 
         self.options = HeatmapOptions(
             restyle=self.rebuild,
@@ -270,13 +286,19 @@ class AttentionView(QWidget):
     def _groups(self) -> list[Group]:
         return stage_groups(self.document.view.stage, self.document.config)
 
-    def _geometry_key(self) -> tuple:
+    def _geometry_key(self) -> LayoutKey:
         doc, view = self.document, self.document.view
-        width = self.width() // SIZE_STEP * SIZE_STEP
-        height = self.height() // SIZE_STEP * SIZE_STEP
-        zoom, mode, values = self.options.zoom, self.layout_mode, self.options.show_values
-        key = (view.stage, doc.config, tuple(doc.tokens), width, height, zoom, mode, view.head)
-        return (*key, values)  # Auto's choice depends on whether numbers are shown
+        return LayoutKey(
+            view.stage,
+            doc.config,
+            tuple(doc.tokens),
+            self.width() // SIZE_STEP * SIZE_STEP,
+            self.height() // SIZE_STEP * SIZE_STEP,
+            self.options.zoom,
+            self.layout_mode,
+            view.head,
+            self.options.show_values,
+        )
 
     def _geometry(self) -> StageGeometry:
         """The current stage's layout for the view's size now (square_grid), less what it
@@ -288,12 +310,11 @@ class AttentionView(QWidget):
         if key not in self._geometries:
             if len(self._geometries) >= 16:
                 self._geometries.clear()
-            _stage, _config, _tokens, width, height, zoom, mode, _head, values = key
-            over_w, over_h, _rounds = self._overshoot.get(_sized(key), (0, 0, 0))
-            width, height = width - over_w, height - over_h
+            over_w, over_h, _rounds = self._overshoot.get(key.sized, (0, 0, 0))
+            width, height, zoom, mode = key.width - over_w, key.height - over_h, key.zoom, key.mode
             if mode == "auto":
                 weights = stage_groups(WEIGHTS, doc.config)
-                mode = auto_layout(weights, doc.config, doc.tokens, width, height, zoom, values)
+                mode = auto_layout(weights, doc.config, doc.tokens, width, height, zoom, key.values)
             self._geometries[key] = stage_geometry(
                 self._groups(), doc.config, doc.tokens, width, height, zoom, mode, view.head
             )
@@ -315,7 +336,7 @@ class AttentionView(QWidget):
         if not (over_w or over_h) or scene.geometry.scale <= floor + 1e-6:
             return  # it fits, or its cells are as small as they may be: it scrolls
         key = self._geometry_key()
-        width, height, rounds = self._overshoot.get(_sized(key), (0, 0, 0))
+        width, height, rounds = self._overshoot.get(key.sized, (0, 0, 0))
         if scene.geometry != self._geometries.get(key):
             return  # the view changed meanwhile: its own layout comes
         if len(self._overshoot) >= 64:
@@ -326,7 +347,7 @@ class AttentionView(QWidget):
         while rounds < limit:  # a few pixels more room taken off each time (× 2)
             step = 2**rounds
             width, height, rounds = width + over_w * step, height + over_h * step, rounds + 1
-            self._overshoot[_sized(key)] = (width, height, rounds)
+            self._overshoot[key.sized] = (width, height, rounds)
             self._geometries.pop(key, None)
             if self._geometry() != scene.geometry:
                 self._relayout_later.schedule()

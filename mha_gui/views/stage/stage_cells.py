@@ -21,7 +21,7 @@ from mha_gui.views.settings.display_options import HeatmapOptions
 from mha_gui.views.stage.concat_bands import ConcatBands
 from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel, add_plot
-from mha_gui.views.stage.square_grid import Group, band_cells
+from mha_gui.views.stage.square_grid import OWN_TITLE_PT, Group, band_cells
 from mha_gui.views.stage.stage_scene import StageScene
 
 
@@ -108,7 +108,7 @@ class StageCells:
             f"{symbol(kind, head, self.document.config).html}  "
             f"<span style='color:{pal.muted}'>{shape[0]}×{shape[1]}</span>",
             color=pal.text,
-            size=self.options.pt(10),
+            size=self.options.pt(OWN_TITLE_PT),  # as square_grid plans its width
         )
 
     def retargeted(

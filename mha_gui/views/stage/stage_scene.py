@@ -10,7 +10,7 @@ stacked layout — and every item drawn on them. An item
 belongs to the canvas's QGraphicsScene (C++ owns it) from the moment it joins the
 canvas, and it leaves only with the canvas. `SceneStack.close(scene)` is the one place a
 scene ends: it takes the page out of the stack, makes the scene forget every
-reference it held to its items, and hands the scroll area to `discard_widget`, so that
+reference it held to its items, and hands the page to `discard_widget`, so that
 Qt deletes canvas, scene and items together, in C++, from the event loop — and never
 while a context menu or a modal dialog is open, since a rebuild during a panel's menu
 (a recompute ending meanwhile) must not delete the canvas whose mouse handler is waiting
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import pyqtgraph as pg
 import shiboken6
 from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QPainter, QTextDocument
+from PySide6.QtGui import QColor, QFont, QTextDocument
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -49,6 +49,7 @@ from mha_gui.views.stage.heatmap_panel import HeatmapPanel
 from mha_gui.views.stage.plot_items import ColorBar, TitleLabel
 from mha_gui.views.stage.square_grid import Group, StageGeometry
 from mha_gui.views.widgets.canvas import new_canvas
+from mha_gui.views.widgets.drawing_widget import guarded_paint
 
 # Keep other stages' canvases while their panels hold at most this many cells in all
 # (each costs ~12 bytes: the display copy and its 8-bit image): every stage of a BERT-base
@@ -245,9 +246,8 @@ class StagePage(QWidget):
         self.update()
 
     def paintEvent(self, _event) -> None:
-        painter = QPainter(self)
-        painter.fillRect(self.rect(), self.background)
-        painter.end()
+        with guarded_paint(self, self.background) as painter:
+            painter.fillRect(self.rect(), self.background)
 
 
 class SceneStack:

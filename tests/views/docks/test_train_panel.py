@@ -285,25 +285,33 @@ def _ink_runs(image, y0: int, y1: int, background) -> list[tuple[int, int]]:
     return runs
 
 
-def test_the_target_grid_column_labels_stay_inside_their_columns(panel, qtbot, tmp_path):
-    tokens = ["attention", "transformer", "query", "keys", "values", "softmax"]
-    grid = type(panel.ui.target_grid)()  # the panel's grid in a narrow dock: 180 px
+def _painted_grid(panel, qtbot, tmp_path, tokens, side: int):
+    """The panel's kind of grid showing eye(n) with `tokens`, painted at side × side:
+    (its image, the background colour, each column's (left, right) px, the grid's
+    bottom row) — the columns found by the grid's own hit test of the painted cells."""
+    grid = type(panel.ui.target_grid)()
     qtbot.addWidget(grid)
-    grid.set_matrix(np.eye(6), None, tokens)
-    grid.resize(180, 180)
+    grid.set_matrix(np.eye(len(tokens)), None, tokens)
+    grid.resize(side, side)
     grid.show()
     qtbot.waitExposed(grid)
     path = tmp_path / "grid.png"
     grid.grab().save(str(path))  # painted at this size: the hit test is the painted grid
-    n = len(tokens)
     y_mid = next(y for y in range(grid.height()) if grid.cell_at(grid.width() / 2, y) is not None)
     spans = []
-    for c in range(n):
+    for c in range(len(tokens)):
         xs = [x for x in range(grid.width()) if grid.cell_at(x + 0.5, y_mid + 0.5) == (0, c)]
         spans.append((min(xs), max(xs)))
     bottom = max(y for y in range(grid.height()) if grid.cell_at(spans[0][0] + 1, y) is not None)
     image = Image.open(path).convert("RGB")
-    background = image.getpixel((1, image.height - 1))
+    return image, image.getpixel((1, image.height - 1)), spans, bottom
+
+
+def test_the_target_grid_column_labels_stay_inside_their_columns(panel, qtbot, tmp_path):
+    tokens = ["attention", "transformer", "query", "keys", "values", "softmax"]
+    # the panel's grid in a narrow dock: 180 px
+    image, background, spans, bottom = _painted_grid(panel, qtbot, tmp_path, tokens, 180)
+    n = len(tokens)
     runs = _ink_runs(image, bottom + 3, min(image.height, bottom + 18), background)
     ink = [r for r in runs if r[1] >= spans[0][0]]  # right of the row labels
     # every stroke lies inside one column, and every column has its label
@@ -317,23 +325,7 @@ def test_the_target_grid_column_labels_stay_inside_their_columns(panel, qtbot, t
 def test_a_column_label_wider_than_its_column_is_turned_and_whole(panel, qtbot, tmp_path):
     """ "three" under a 30 px column was cut to "th…": such labels read upwards, whole."""
     tokens = ["one", "two", "three", "down"]
-    grid = type(panel.ui.target_grid)()
-    qtbot.addWidget(grid)
-    grid.set_matrix(np.eye(4), None, tokens)
-    grid.resize(150, 150)
-    grid.show()
-    qtbot.waitExposed(grid)
-    path = tmp_path / "grid.png"
-    grid.grab().save(str(path))
-    image = Image.open(path).convert("RGB")
-    background = image.getpixel((1, image.height - 1))
-    n = len(tokens)
-    y_mid = next(y for y in range(grid.height()) if grid.cell_at(grid.width() / 2, y) is not None)
-    spans = []
-    for c in range(n):
-        xs = [x for x in range(grid.width()) if grid.cell_at(x + 0.5, y_mid + 0.5) == (0, c)]
-        spans.append((min(xs), max(xs)))
-    bottom = max(y for y in range(grid.height()) if grid.cell_at(spans[0][0] + 1, y) is not None)
+    image, background, spans, bottom = _painted_grid(panel, qtbot, tmp_path, tokens, 150)
 
     def ink_height(left: int, right: int) -> int:
         rows = [
