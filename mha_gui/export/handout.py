@@ -28,6 +28,7 @@ from mha_gui.export.painter import painter_on, saved
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
 MARGIN = 42.0
 TABLE_MAX_SIDE = 16  # print a matrix as numbers up to 16×16
+INFO_PT = 10.0  # the settings line: its subscripts print at ~7 pt
 
 
 def write_handout(
@@ -69,8 +70,10 @@ def write_handout(
             y += 22
             figure.draw_rich(painter, MARGIN, y, "shapes:  " + scene.shapes, 10, pal.text)
             y += 15
-            figure.draw_rich(painter, MARGIN, y, scene.info, 8.5, pal.muted)
-            y += 16
+            # the settings at the body's size, wrapped: at 8.5 pt their subscripts
+            # (d_model, d_k) printed at ~5 pt
+            y += figure.draw_rich_wrapped(painter, MARGIN, y, inner, scene.info, INFO_PT, pal.muted)
+            y += 6
             y += figure.draw_rich_wrapped(painter, MARGIN, y, inner, stage.what, 10.5, pal.text)
             y += 10
             # matrices as numbers, flowed left to right while they fit the page

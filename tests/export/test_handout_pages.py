@@ -156,3 +156,27 @@ def test_the_page_never_prints_smaller_than_the_figure_at_its_own_width(layer, s
     if together == own_together:
         smallest = min(_label_pt(lay, scale), px if mats else 99)
         assert smallest >= min(_label_pt(own, own_scale), own_px if mats else 99) - 0.01
+
+
+def test_every_header_line_prints_at_10_pt_or_more(tmp_path, monkeypatch):
+    """The header's settings line (n, d_model, d_k, the head and query) printed at 8.5
+    pt, its subscripts at ~5 pt: below what a printed page reads. Every line the page
+    header draws is at 10 pt or more, and the settings line wraps inside the margins."""
+    sizes: dict[str, float] = {}
+    for name, wrapped in (("draw_rich", False), ("draw_rich_wrapped", True)):
+        real = getattr(figure, name)
+
+        def spy(painter, x, y, *args, _real=real, _wrapped=wrapped, **k):
+            text, px = (args[1], args[2]) if _wrapped else (args[0], args[1])
+            sizes[text] = px
+            if _wrapped:
+                assert x + args[0] <= PAGE_W - MARGIN + 0.5
+            return _real(painter, x, y, *args, **k)
+
+        monkeypatch.setattr(figure, name, spy)
+    session = load_preset("gqa")
+    export_to(session, tmp_path / "h.pdf", handout=True)
+    for stage in STAGES:
+        scene = figure.build_scene(session, stage)
+        for line in (scene.title, scene.formula, scene.info, stage.what):
+            assert sizes[line] >= 10, (stage.name, line, sizes[line])
