@@ -23,6 +23,12 @@ DEFAULT_GIF_WIDTH = 1200  # a 7-frame GIF at 1600 px is several MB; 1200 is stil
 FRAME_MARGIN = 0.03  # of the frame's width, round the content
 TITLE_SHARE = 1 / 32  # the title's size on a slide, of the frame's width (37 px at 1200)
 VALUE_MIN_FRAME_PX = 8  # numbers in a slide's cells at least this large, or none
+# Token and axis labels on a 1200 px slide at least this large where a narrower layout
+# allows it (causal-6x16's twelve projections printed theirs at ~7 px): the figure is
+# then laid out at one of these widths (logical units; smaller cells, text the same
+# size, so the slide scales it up more), the one whose labels print largest.
+LABEL_MIN_FRAME_PX = 10
+NARROWER_WIDTHS = (1200.0, 960.0, 760.0)
 
 
 def qimage_to_pil(img) -> Image.Image:
@@ -85,11 +91,25 @@ def stage_frames(
         ),
     )
     frames = []
-    for lay, (density, header, bands, pad) in zip(layouts, parts, strict=True):
+    least_label = LABEL_MIN_FRAME_PX * w / DEFAULT_GIF_WIDTH
+    for s, lay, (density, header, bands, pad) in zip(STAGES, layouts, parts, strict=True):
         header = _resized(header, unit / density)
+        per_unit = density * _frame_body(w, h, margin, bg, header, bands, pad)[1]
+        if _label_px(lay) * per_unit < least_label:  # try narrower layouts of the stage
+            for width_units in NARROWER_WIDTHS:
+                narrow = figure_layout(
+                    session, s, head=head, query=query, trace=trace,
+                    weights_range=weights_range, max_width=width_units,
+                )  # fmt: skip
+                n_density, img = render(narrow)
+                _h, n_bands, n_pad = _split(img, bg, round(_header_height() * n_density))
+                n_per_unit = n_density * _frame_body(w, h, margin, bg, header, n_bands, n_pad)[1]
+                if _label_px(narrow) * n_per_unit > _label_px(lay) * per_unit:
+                    lay, density, bands, pad, per_unit = (
+                        narrow, n_density, n_bands, n_pad, n_per_unit
+                    )  # fmt: skip
         # numbers a slide would print below VALUE_MIN_FRAME_PX are left out (the
         # projections of causal-6x16 printed its at ~5 px): that stage drawn again
-        per_unit = density * _frame_body(w, h, margin, bg, header, bands, pad)[1]
         small = [g for g in lay.panels if 0 < g.value_px * per_unit < VALUE_MIN_FRAME_PX]
         if small:
             for g in small:
@@ -98,6 +118,11 @@ def stage_frames(
             _header, bands, pad = _split(img, bg, round(_header_height() * density))
         frames.append(_frame(w, h, margin, bg, header, bands, pad))
     return frames
+
+
+def _label_px(lay) -> float:
+    """The smallest token or axis label of a layout, in figure units."""
+    return min((g.label_px for g in lay.panels), default=float("inf"))
 
 
 def _resized(img: Image.Image | None, scale: float) -> Image.Image | None:

@@ -39,6 +39,7 @@ from mha_gui.export.layout import (
     CAPTION_PX,
     INFO_PX,
     MARGIN,
+    MAX_WIDTH,
     TITLE_PX,
     Layout,
     _bar_extent,
@@ -108,12 +109,13 @@ def figure_layout(
     vector: bool = False,
     trace: Trace | None = None,
     weights_range: str = "fixed",
+    max_width: float = MAX_WIDTH,
 ) -> Layout:
     ensure_app()
     scene = build_scene(
         session, stage, head=head, query=query, trace=trace, weights_range=weights_range
     )
-    return layout_scene(scene, vector=vector)
+    return layout_scene(scene, vector=vector, max_width=max_width)
 
 
 def stage_figure(session: Session, stage, *, vector: bool, **kw) -> StageFigure:

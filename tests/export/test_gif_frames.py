@@ -101,3 +101,48 @@ def test_a_slide_prints_no_number_too_small_to_read(qapp, monkeypatch):
     drawn.clear()
     stage_frames(SESSIONS["toy"](), width=1200)
     assert any(v > 0 for title, values, _size in drawn if "weights" in title for v in values)
+
+
+def _slide_label_px(monkeypatch) -> list[float]:
+    """Run with it patched in: the frame px of the smallest token label on each slide,
+    in stage order, filled in as frames are made (the last render of each stage, scaled
+    as its slide scales it)."""
+    from mha_gui.export import animation
+
+    renders, drawn = [], []
+    real_render, real_frame = animation.render_drawing, animation._frame
+
+    def render_spy(fig, size, *args):
+        renders.append(min(g.label_px for g in fig.layout.panels) * size / fig.width)
+        return real_render(fig, size, *args)
+
+    def frame_spy(w, h, margin, bg, header, bands, pad):
+        drawn.append(renders[-1] * animation._frame_body(w, h, margin, bg, header, bands, pad)[1])
+        return real_frame(w, h, margin, bg, header, bands, pad)
+
+    monkeypatch.setattr(animation, "render_drawing", render_spy)
+    monkeypatch.setattr(animation, "_frame", frame_spy)
+    return drawn
+
+
+@pytest.mark.parametrize("name", list(SESSIONS))
+def test_a_slides_token_labels_print_at_10_px_where_a_narrower_layout_allows(
+    qapp, monkeypatch, name
+):
+    """causal-6x16's projections slide (twelve panels) printed its token and axis labels
+    at ~7 px on a 1200 px frame: its page layout, 1162 units wide, scaled to fit. A
+    slide whose labels would print below 10 px is laid out narrower (smaller cells, text
+    the same size): no slide's labels are smaller than its page layout's, and
+    causal-6x16's projections print theirs at 10 px or more."""
+    from mha_gui.export import animation
+
+    page = _slide_label_px(monkeypatch)
+    monkeypatch.setattr(animation, "NARROWER_WIDTHS", (), raising=False)
+    stage_frames(SESSIONS[name](), width=1200)
+    monkeypatch.undo()
+    slide = _slide_label_px(monkeypatch)
+    stage_frames(SESSIONS[name](), width=1200)
+    assert all(s >= p - 0.01 for s, p in zip(slide, page, strict=True)), (page, slide)
+    assert all(s >= 10 for s, p in zip(slide, page, strict=True) if p >= 10)
+    if name == "causal-6x16":
+        assert page[1] < 8 and slide[1] >= 10, (page[1], slide[1])
