@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAbstractTextDocumentLayout, QFont, QPalette, QTextDocument
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from mha_gui.engine.panels.notation import rich_text, unicode_text
 from mha_gui.engine.panels.stages import STAGES
@@ -180,18 +180,54 @@ class FormulaLabel(QLabel):
 
 
 class FormulaLine(QWidget):
-    """The formula and, beside it, the sentence: one unit of the flow that asks only for
-    the room the formula needs at its smallest and takes the rest."""
+    """The formula and the sentence: one unit of the flow that asks only for the room the
+    formula needs at its smallest and takes the rest.
+
+    The sentence stands beside the formula on two lines while that leaves it at least
+    BESIDE_LEAST average characters a line; narrower (150 % at 1280 px left it ~100 px:
+    "Softmax …"), it goes on one line under the formula, as wide as the whole unit.
+    The choice depends on widths only, never on the stage's text, so the bar keeps one
+    shape at every stage.
+    """
+
+    BESIDE_LEAST = 24  # average characters a line of the sentence beside the formula
 
     def __init__(self, formula: FormulaLabel, what: ElidedLabel):
         super().__init__()
-        self.formula = formula
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(16)
-        row.addWidget(formula)
-        row.addWidget(what, 1)
+        self.formula, self.what = formula, what
+        self.grid = QGridLayout(self)
+        self.grid.setContentsMargins(0, 0, 0, 0)
+        self.grid.setHorizontalSpacing(16)
+        self.grid.setVerticalSpacing(0)
+        self.grid.addWidget(formula, 0, 0)
+        self.beside = None
+        self._place(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+
+    def _place(self, beside: bool) -> None:
+        if beside == self.beside:
+            return
+        self.beside = beside
+        self.grid.removeWidget(self.what)
+        if beside:
+            self.what.lines = 2
+            self.grid.addWidget(self.what, 0, 1)
+            self.grid.setColumnStretch(1, 1)
+        else:
+            self.what.lines = 1
+            self.grid.addWidget(self.what, 1, 0, 1, 2, Qt.AlignmentFlag.AlignLeft)
+            self.grid.setColumnStretch(1, 0)
+        self.what.updateGeometry()
+        self.updateGeometry()
+
+    def fits_beside(self, width: int) -> bool:
+        """Does the sentence keep BESIDE_LEAST characters a line beside the formula?"""
+        room = width - self.formula.sizeHint().width() - self.grid.horizontalSpacing()
+        return room >= self.what.fontMetrics().averageCharWidth() * self.BESIDE_LEAST
+
+    def resizeEvent(self, event) -> None:
+        self._place(self.fits_beside(event.size().width()))
+        super().resizeEvent(event)
 
     def sizeHint(self) -> QSize:
         return self.minimumSizeHint()

@@ -171,6 +171,25 @@ def test_the_stage_bar_is_two_rows_at_every_stage(qtbot, layer, zoom):
 
 
 @pytest.mark.parametrize("zoom", [1.0, 1.5])
+@pytest.mark.parametrize("layer", ["toy", "causal-6x16", "bert-base-like"])
+def test_the_stage_sentence_shows_words_not_an_ellipsis(qtbot, layer, zoom):
+    """At 150 % the sentence beside the formula had ~100 px: "Softmax …" over two lines.
+    Where two lines beside the formula would hold fewer than FormulaLine.BESIDE_LEAST
+    characters, the sentence goes on one line under the formula: at every stage it
+    shows at least eight words (or all of them), at 100 % and 150 %."""
+    w = shown(qtbot, layer, zoom)
+    bar = w.stage_bar
+    for stage in STAGES:
+        w.document.set_stage(stage.index)
+        settle(qtbot, w)
+        words = bar.what_label.shown_text().replace("…", "").split()
+        assert len(words) >= min(8, len(stage.what.split())), (stage.name, words)
+        formula = bar.formula_label.mapTo(bar, bar.formula_label.rect().topLeft())
+        assert bar.what_label.mapTo(bar, bar.what_label.rect().topLeft()).x() >= formula.x()
+    w.document.undo_stack.setClean()
+
+
+@pytest.mark.parametrize("zoom", [1.0, 1.5])
 def test_auto_draws_one_head_big_when_only_then_the_weights_print_their_numbers(qtbot, zoom):
     """causal-6x16 in a 1280×720 window: the four heads' grid has 24 px (21 px at 150 %)
     cells, too small for a number; Auto draws head 0 big with its numbers, at every
