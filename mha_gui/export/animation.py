@@ -65,20 +65,21 @@ def stage_frames(
     bg = theme.palette(theme_name).background
     parts, layouts = [], []
 
-    def render(lay) -> tuple[float, Image.Image]:
+    def render(lay):
+        """(figure px per unit, title block, bands, padding) of `lay` drawn."""
         fig = StageFigure(lay)
         # drawn at twice the frame's resolution, then arranged and scaled down to fit
         density = 2 * max(1.0, w / fig.width)  # then scaled down: sharp, never blurred up
         size = max(1, round(fig.width * density))
-        return density, qimage_to_pil(render_drawing(fig, size, theme_name, colormap))
+        img = qimage_to_pil(render_drawing(fig, size, theme_name, colormap))
+        return density, *_split(img, bg, round(_header_height() * density))
 
     for s in STAGES:
         lay = figure_layout(
             session, s, head=head, query=query, trace=trace, weights_range=weights_range
         )
-        density, img = render(lay)
         layouts.append(lay)
-        parts.append((density, *_split(img, bg, round(_header_height() * density))))
+        parts.append(render(lay))
     margin = round(FRAME_MARGIN * w)
     # one size of title for every frame (frame px per figure unit): its target, or what
     # lets the widest title block fit
@@ -101,8 +102,7 @@ def stage_frames(
                     session, s, head=head, query=query, trace=trace,
                     weights_range=weights_range, max_width=width_units,
                 )  # fmt: skip
-                n_density, img = render(narrow)
-                _h, n_bands, n_pad = _split(img, bg, round(_header_height() * n_density))
+                n_density, _header, n_bands, n_pad = render(narrow)
                 n_per_unit = n_density * _frame_body(w, h, margin, bg, header, n_bands, n_pad)[1]
                 if _label_px(narrow) * n_per_unit > _label_px(lay) * per_unit:
                     lay, density, bands, pad, per_unit = (
@@ -114,8 +114,7 @@ def stage_frames(
         if small:
             for g in small:
                 g.value_px = 0.0
-            density, img = render(lay)
-            _header, bands, pad = _split(img, bg, round(_header_height() * density))
+            density, _header, bands, pad = render(lay)
         frames.append(_frame(w, h, margin, bg, header, bands, pad))
     return frames
 
