@@ -37,6 +37,8 @@ from mha_gui.views.widgets.never_raises import never_raises
 from mha_gui.views.widgets.rich_text import esc
 
 STRIP_VALUE_LIMIT = 16
+# A strip of more cells than this (n = 2048, 12 heads: ~28 000) is built a panel per turn.
+STEP_CELLS = 20_000
 # The strip's height, at least: its size hint (every row), but at most MIN_SHARE of the
 # window's height, and never below MIN_HEIGHT.
 MIN_SHARE = 0.33
@@ -108,6 +110,8 @@ class QueryStrip(QWidget):
         self._pending: str | None = None  # "rebuild" or "refresh", done on the next turn
         self._rendered_at = -1  # the document's recompute_count the panels show
         self._later = Later(self, self._run_pending)
+        self._building = None  # the steps left of a large strip's build (`rebuild`)
+        self._build_later = Later(self, self._continue_build)
 
         document.traceChanged.connect(self._on_trace)
         document.configChanged.connect(self._on_config)  # it follows every shapeChanged
@@ -119,7 +123,7 @@ class QueryStrip(QWidget):
     def settled(self) -> bool:
         """Nothing pending: no rebuild or refresh waits for the next turn (what a test
         waits for after an action)."""
-        return not (self._later.pending or self._fit_later.pending)
+        return not (self._later.pending or self._fit_later.pending or self.building)
 
     @never_raises(default=QSize(0, MIN_HEIGHT))
     def sizeHint(self):
@@ -212,16 +216,56 @@ class QueryStrip(QWidget):
 
     # ----------------------------------------------------------------- building ---
     def rebuild(self) -> None:
+        """New panels for the layer's shapes on a new canvas: in one go, or — a strip of
+        more than STEP_CELLS cells — one panel per event-loop turn (n = 2048, 12 heads:
+        the five plots in one turn froze the window ~70 ms as the layer opened)."""
         self._pending = None
         self._later.cancel()
         self.rebuild_count += 1
-        c = self.document.config
         self._built_for = self._shapes()
         self.updateGeometry()
+        self._new_canvas()
+        self.canvas.setBackground(self.options.palette.background)
+        steps = self._build_steps()
+        if self._cells() > STEP_CELLS:
+            # only the background is painted until every panel is in (transparent, not
+            # hidden: hidden items would have no size to lay out)
+            self.canvas.ci.setOpacity(0.0)
+            self._building = steps
+            self._continue_build()
+        else:
+            for _ in steps:
+                pass
+
+    def _cells(self) -> int:
+        c = self.document.config
+        return c.d_k + 2 * c.n + c.d_v + c.h * c.n
+
+    @property
+    def building(self) -> bool:
+        """Is a large strip still being built, a panel per event-loop turn?"""
+        return self._building is not None
+
+    def _continue_build(self) -> None:
+        steps = self._building
+        if steps is None:
+            return
+        try:
+            next(steps)
+        except StopIteration:
+            return  # the last step published the panels and ended the build
+        self._build_later.schedule()
+
+    def _build_steps(self):
+        """The build as a generator, a panel (and its title) per step, then the finish:
+        the panels are published (`panels`, `titles`) and filled only then, so nothing
+        reads a half-built strip."""
+        c = self.document.config
         options = self.options
         pal = options.palette
-        self._new_canvas()
-        self.canvas.setBackground(pal.background)
+        shown_values = options.show_values
+        panels: dict[str, HeatmapPanel] = {}
+        titles: dict[str, TitleLabel] = {}
         values, weights = options.lut("values"), options.lut("weights")
         parts = (
             ("q", (1, c.d_k), values),
@@ -235,18 +279,25 @@ class QueryStrip(QWidget):
             if k:
                 ci.addLabel("→", row=1, col=col, size=options.pt(16), color=pal.muted)
                 col += 1
-            self.titles[name] = self._title(ci, col)
+            titles[name] = self._title(ci, col)
             plot = add_plot(ci, 1, col)
             ci.layout.setColumnStretchFactor(col, max(2, shape[1]))
-            self.panels[name] = self._panel(plot, name, shape, lut, pal)
+            panels[name] = self._panel(plot, name, shape, lut, pal)
             plot.getAxis("left").setWidth(4)
             plot.hideAxis("left")
             col += 1
+            yield
         # the same query's weights in every head (rows = heads)
-        self.titles["heads"] = self._title(ci, col)
+        titles["heads"] = self._title(ci, col)
         plot = add_plot(ci, 1, col)
         ci.layout.setColumnStretchFactor(col, max(3, c.n))
-        self.panels["heads"] = self._panel(plot, "heads", (c.h, c.n), weights, pal)
+        panels["heads"] = self._panel(plot, "heads", (c.h, c.n), weights, pal)
+        yield
+        self._building = None
+        self.panels, self.titles = panels, titles
+        if options.show_values != shown_values:  # switched while the strip was built
+            self._show_values(options.show_values)
+        ci.setOpacity(1.0)
         self._refresh_all()
 
     def _title(self, ci, col: int) -> TitleLabel:
@@ -261,6 +312,8 @@ class QueryStrip(QWidget):
         """An empty canvas in place of the last one, which Qt deletes with its items."""
         old = self._scroll.takeWidget()
         self.panels, self.titles = {}, {}
+        self._building = None  # a build still in steps drew on the old canvas
+        self._build_later.cancel()
         self.canvas = new_canvas()  # only Qt deletes its items
         self.canvas.setObjectName("queryStripCanvas")
         attach_strip(self.canvas, self)  # keyboard cursor, accessible tables

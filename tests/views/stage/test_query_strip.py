@@ -239,3 +239,41 @@ def test_following_another_query_does_not_lay_the_strip_out_again(qtbot, strip):
         _settle(qtbot)
         assert strip.titles["q"].text.count(doc.tokens[query]) == 1
     assert resized == []
+
+
+def test_a_large_strip_is_built_a_panel_per_turn_and_ends_as_a_one_go_build(
+    qtbot, show_widget, monkeypatch
+):
+    """A strip of more than STEP_CELLS cells (an n = 2048 layer) is built over several
+    event-loop turns — the window keeps painting — publishing its panels only once all
+    five are in, and draws what a build in one go draws."""
+    from mha_gui.engine.layer.presets import random_session
+    from mha_gui.views.stage import query_strip as strip_module
+
+    def settled_grab(strip):
+        qtbot.waitUntil(lambda: strip.settled, timeout=10_000)
+        return grab(qtbot, strip)
+
+    session = random_session(seed=5, tokens=7, d_model=8, heads=4)
+    one_go = show_widget(QueryStrip(Document()), 1200, 220)
+    one_go.document.open_session(session)
+    reference = settled_grab(one_go)
+
+    monkeypatch.setattr(strip_module, "STEP_CELLS", 0)
+    strip = show_widget(QueryStrip(Document()), 1200, 220)
+    qtbot.waitUntil(lambda: strip.settled, timeout=10_000)
+    turns_building, published = 0, set()
+    strip.document.open_session(session)
+    qtbot.waitUntil(lambda: strip.building, timeout=5_000)
+    while strip.building:
+        turns_building += 1
+        published.add(len(strip.panels))
+        assert not strip.settled
+        qtbot.wait(1)
+    assert turns_building >= 3  # five panels, one a turn: several turns, not one
+    assert published == {0}  # nothing half built was ever readable
+    image = settled_grab(strip)
+    t = strip.document.trace()
+    np.testing.assert_array_equal(strip.panels["heads"].matrix, t.weights[:, 0, :])
+    assert set(strip.panels) == {"q", "s", "a", "z", "heads"}
+    assert image == reference
