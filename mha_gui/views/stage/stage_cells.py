@@ -48,10 +48,13 @@ class StageCells:
         self._hide_cells = hide_cells
         self._on_thumb = on_thumb
 
-    def cell(self, scene: StageScene, group: Group, lut, many: bool) -> pg.GraphicsLayout:
-        """One grid cell: a group's title over its panels (one per kind), each panel at
-        the size the scene's geometry gives it, detached (the view adds it to the
-        canvas). A thumbnail (one-big layout) has no axes and no numbers; a click on it
+    def cell_steps(self, scene: StageScene, group: Group, lut, many: bool):
+        """One grid cell, in steps: a group's title over its panels (one per kind), each
+        panel at the size the scene's geometry gives it, detached (the view adds it to
+        the canvas). The first step yields the cell with its title, each further step
+        adds one panel, so that a large stage's build in event-loop turns can stop
+        between panels (an n = 2048 head's Q, K and V in one step held the window
+        ~36 ms). A thumbnail (one-big layout) has no axes and no numbers; a click on it
         inspects its head."""
         options = self.options
         pal = options.palette
@@ -63,6 +66,9 @@ class StageCells:
         title = TitleLabel("", size=options.pt(9 if thumb else 11))
         cell.addItem(title, row=0, col=0, colspan=len(group.kinds))
         scene.titles[group.head] = title
+        fixed = QSizePolicy.Policy.Fixed
+        cell.setSizePolicy(fixed, fixed)  # its column may be wider: it stays its size
+        yield cell
         head = None if group.head < 0 else group.head
         callbacks = dict(self._callbacks)
         if thumb:
@@ -94,9 +100,7 @@ class StageCells:
             panel.set_size(size)
             scene.panels[(kind, group.head)] = panel
             self._hide_cells(panel, kind, group.head)
-        fixed = QSizePolicy.Policy.Fixed
-        cell.setSizePolicy(fixed, fixed)  # its column may be wider: it stays its size
-        return cell
+            yield None
 
     def _own_title(self, plot, kind: str, head, shape, *, several: bool, thumb: bool) -> None:
         """A panel's own title — symbol and shape (Q₀ 4×2) — when its group has several

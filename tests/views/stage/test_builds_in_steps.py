@@ -126,3 +126,49 @@ def test_edits_during_a_build_are_drawn_when_it_ends(
     same.set_stage(3)
     built(qtbot, one_go)
     assert differing(image(view), image(one_go)) < 0.01
+
+
+def test_a_large_stage_adds_one_panel_per_step(qtbot, show_widget, in_steps):
+    """A step adds one panel, not a head's whole group: at n = 2048 a head's Q, K and V
+    in one step held the window ~36 ms."""
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    built(qtbot, view)
+    counts = []
+    run = view.build.run
+
+    def counted(scene, slice_s):  # the panels in after each turn's share of the build
+        run(scene, slice_s)
+        counts.append(len(scene.panels))
+
+    view.build.run = counted
+    doc.set_stage(1)  # projections: a group of three panels per head
+    built(qtbot, view)
+    grew = [b - a for a, b in zip([0, *counts], counts, strict=False)]
+    assert max(grew) == 1 and counts[-1] == 12  # every panel came in a turn of its own
+
+
+def test_a_build_step_that_would_overrun_its_slice_waits_for_the_next_turn(monkeypatch):
+    """StageBuild.run stops before a step as long as the turn's longest would overrun
+    the slice, rather than after it."""
+    from types import SimpleNamespace
+
+    from mha_gui.views.stage import stage_build
+
+    clock = {"t": 0.0}
+    monkeypatch.setattr(stage_build.time, "perf_counter", lambda: clock["t"])
+    ran = []
+
+    def steps():
+        for k in range(6):
+            clock["t"] += 0.010  # every step costs 10 ms
+            ran.append(k)
+            yield None
+
+    scheduled = []
+    scene = SimpleNamespace(building=steps(), closed=False)
+    build = stage_build.StageBuild(None, None, lambda: scheduled.append(1), lambda: None)
+    build.run(scene, 0.012)
+    assert ran == [0] and scheduled == [1]  # a second 10 ms step would end at 20 ms
+    build.run(scene, 0.025)
+    assert ran == [0, 1, 2]  # 10 + 10 = 20 ms; a third would end at 30 ms
