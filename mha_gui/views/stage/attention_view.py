@@ -455,7 +455,9 @@ class AttentionView(QWidget):
             # (transparent rather than hidden: hidden items would have no size to lay out)
             scene.canvas.ci.setOpacity(0.0)
             scene.building, scene.adding = steps, True
-            self._continue_build()
+            # the first panel in a turn of its own: this one planned the grid and made
+            # the canvas (n = 2048: ~25 ms), and a panel more made it a ~50 ms stall
+            self._build_later.schedule()
             self.images.sync_mark()
         else:
             for _ in steps:
