@@ -92,6 +92,14 @@ def _grid_cols(k: int) -> int:
     return math.ceil(k / lines)
 
 
+def fewer_cols(k: int, ncols: int) -> int:
+    """The panels per line of `k` panels with one line more than `ncols` gives — and
+    always fewer than `ncols` (4 panels in 2 columns: one line more, 3, is still 2
+    columns, and a row whose titles never fit looped on that forever: a switched-off
+    head's longer "· off" titles hung the causal-6x16 handout and GIF)."""
+    return max(1, min(ncols - 1, math.ceil(k / (math.ceil(k / ncols) + 1))))
+
+
 def bar_label(row: PanelRow) -> str:
     """The colour bar's label (rich text), with the row's common factor: `score ×10^{−5}`."""
     factor = row.fmt.factor
@@ -175,7 +183,7 @@ def layout_scene(
 
         # panel titles wider than their heatmaps: more lines rather than overflow
         while ncols > 1 and not titles_fit(ncols):
-            ncols = math.ceil(k / (math.ceil(k / ncols) + 1))
+            ncols = fewer_cols(k, ncols)
         cell = fit(ncols)
         # narrow, tall panels (height-limited): put more per line while cells keep size
         while ncols < k:
@@ -187,7 +195,7 @@ def layout_scene(
         # fewer panels per line until the cells allow it (the figure grows taller)
         nameable = nr <= NAMED_SIDE and fit(1) >= NAMED_CELL  # else no line would name them
         while ncols > 1 and nameable and cell < NAMED_CELL:
-            ncols = min(ncols - 1, math.ceil(k / (math.ceil(k / ncols) + 1)))
+            ncols = fewer_cols(k, ncols)
             cell = fit(ncols)
         # label thinning: keep labels at least a line apart
         pitch = LABEL_PX * 1.25

@@ -68,3 +68,46 @@ def test_the_snapshot_difference_shows_what_switching_off_changed():
     panels = {p.head: p for r in scene.rows for p in r.panels}
     assert not panels[1].off and panels[1].title.endswith("· off now")
     assert panels[1].title.startswith("head 1 · ΔZ₁ · max|Δ|")
+
+
+@pytest.mark.parametrize("preset", ["toy", "causal-6x16", "gqa"])
+def test_a_switched_off_heads_longer_titles_lay_out_at_every_page_width(preset):
+    """The handout and the GIF lay a stage out at narrower widths; the "· off" titles of
+    causal-6x16's head 1 never fit there, and the loop that takes panels off a line
+    found the same count again for ever (the handout export ran 12 minutes). Every
+    stage lays out at every width they try, and in a bounded time."""
+    import signal
+
+    from mha_gui.export import figure
+    from mha_gui.export.animation import NARROWER_WIDTHS
+    from mha_gui.export.handout import FIGURE_WIDTHS
+
+    def hung(_signum, _frame):
+        raise AssertionError("layout_scene did not finish in 60 s")
+
+    s = ablated(preset)
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(60)
+    try:
+        for stage in range(7):
+            scene = figure.build_scene(s, stage)
+            for width in sorted({*FIGURE_WIDTHS, *NARROWER_WIDTHS}):
+                lay = figure.layout_scene(scene, vector=True, header=False, max_width=width)
+                assert len(lay.panels) == sum(len(r.panels) for r in scene.rows)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_taking_a_panel_off_a_line_always_leaves_fewer_per_line():
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from mha_gui.export.layout import fewer_cols
+
+    @given(st.integers(2, 64).flatmap(lambda k: st.tuples(st.just(k), st.integers(2, k))))
+    def check(case):
+        k, ncols = case
+        assert 1 <= fewer_cols(k, ncols) < ncols
+
+    check()
