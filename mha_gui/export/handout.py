@@ -179,6 +179,7 @@ def table_format(mats, decimals: int, kind: str = "values") -> NumberFormat:
 
 TABLE_PX = (14.0, 13.0, 12.0, 11.0, 10.0, 9.0)  # the tables' text, largest first (points)
 TABLE_MIN_PX = TABLE_PX[-1]  # read on paper without a magnifier
+TABLE_READ_PX = 10.0  # read comfortably: what a small layer's tables keep at least
 FIGURE_MIN_SHARE = 0.4  # the figure keeps at least this share of the page's height
 BOTTOM = PAGE_H - MARGIN - 6  # where the tables end
 
@@ -212,12 +213,22 @@ def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, fl
     widest = inner / lay.width
     least = min(widest, PAGE_H * FIGURE_MIN_SHARE / lay.height)
     fmt = table_format([m[1] for m in mats], decimals, kind)
+    best = None
     for px in TABLE_PX:
         tables = _tables(None, _pieces(mats, fmt, px), 0.0, None, fmt, px, measure=True)[0]
         room = BOTTOM - y - 14 - tables
         s = min(widest, room / lay.height)
-        if s >= least * 0.999:
-            return s, px, True
+        if s < least * 0.999:
+            continue  # the tables leave the figure too little room at this size
+        # tables at TABLE_READ_PX or more where they can be, then the smaller of the
+        # figure's labels and the tables' text as large as it gets: a tall figure (the
+        # toy's projections, three rows) printed its labels at ~5 pt beside 14 pt
+        # tables; smaller tables give it the height it needs
+        key = (px >= TABLE_READ_PX, round(min(s * LABEL_PX, px), 2), px)
+        if best is None or key > best[0]:
+            best = (key, s, px)
+    if best is not None:
+        return best[1], best[2], True
     return min(widest, (BOTTOM - y - 14) / lay.height), TABLE_MIN_PX, False
 
 

@@ -180,3 +180,15 @@ def test_every_header_line_prints_at_10_pt_or_more(tmp_path, monkeypatch):
         scene = figure.build_scene(session, stage)
         for line in (scene.title, scene.formula, scene.info, stage.what):
             assert sizes[line] >= 10, (stage.name, line, sizes[line])
+
+
+@pytest.mark.parametrize("stage", STAGES, ids=lambda s: s.name)
+def test_a_tall_figure_is_not_shrunk_to_leave_its_tables_larger_than_10_pt(stage):
+    """The toy's projections (three rows of panels, height-bound) printed their labels at
+    5 pt beside 14 pt tables: the tables give up size, down to 10 pt, while that makes
+    the figure's labels larger — every toy stage's labels now print at 7 pt or more."""
+    from mha_gui.export.layout import LABEL_PX
+
+    lay, scale, px, together, _t, _p, _f = plan(load_preset("toy"), stage)
+    assert together and px >= 10
+    assert scale * LABEL_PX >= 7.0
