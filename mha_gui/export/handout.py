@@ -22,7 +22,7 @@ from mha_gui.engine.panels.stages import STAGES
 from mha_gui.engine.teaching.worked_example import worked_example
 from mha_gui.export import figure
 from mha_gui.export.latex import stage_matrices
-from mha_gui.export.layout import LABEL_PX
+from mha_gui.export.layout import LABEL_PX, side_by_side
 from mha_gui.export.painter import painter_on, saved
 
 PAGE_W, PAGE_H = 595.0, 842.0  # A4 in points
@@ -190,16 +190,20 @@ FIGURE_WIDTHS = (1600.0, 1200.0, 960.0, 760.0)
 
 def figure_plan(scene, mats, y: float, decimals: int, kind: str):
     """(layout, figure scale, table text size, whether the tables share the page) of the
-    figure width that prints the page's smallest text largest: the figure's labels
+    figure width (and its rows in one column or side by side) that prints the page's
+    smallest text largest: the figure's labels
     (LABEL_PX × scale) or the tables' text, whichever is smaller; tables on the
     figure's page first (then the larger figure)."""
     best, best_key = None, None
     for width in FIGURE_WIDTHS:
-        lay = figure.layout_scene(scene, vector=True, header=False, max_width=width)
-        s, px, together = _page_plan(lay, mats, y, decimals, kind)
-        key = (together, round(min(s * LABEL_PX, px if mats else math.inf), 2), s)
-        if best_key is None or key > best_key:
-            best, best_key = (lay, s, px, together), key
+        laid = figure.layout_scene(scene, vector=True, header=False, max_width=width)
+        # a tall figure's rows also side by side (the projections' Q, K and V)
+        for cols in range(1, len(scene.rows) + 1):
+            lay = side_by_side(laid, cols)
+            s, px, together = _page_plan(lay, mats, y, decimals, kind)
+            key = (together, round(min(s * LABEL_PX, px if mats else math.inf), 2), s)
+            if best_key is None or key > best_key:
+                best, best_key = (lay, s, px, together), key
     return best
 
 

@@ -9,7 +9,8 @@ line of panels; the title block sets the minimum width.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import combinations
 
 import numpy as np
 
@@ -291,3 +292,75 @@ def layout_scene(
         y += LABEL_PX * 2
     height = y - ROW_GAP + MARGIN + (10 if legend_y is not None else 0)
     return Layout(scene, width, height, geoms, bars, captions, title_y, legend_y, vector, header)
+
+
+def side_by_side(lay: Layout, cols: int) -> Layout:
+    """`lay` with its rows of panels set in `cols` columns, in order, each row whole with
+    its caption and colour bar (the columns as even in height as the rows allow).
+
+    A figure laid out for a page can be tall and narrow — the projections stack Q, K and
+    V, the output puts Y over the heads' contributions — and a page then shrinks it to
+    its height: the toy's projections printed their labels at ~5 pt. Side by side its
+    rows fill the page's width instead. The blocked-cells legend goes below them all.
+    Not for a layout with its title block (the handout prints its own)."""
+    tops = [cy for _cx, cy, _text in lay.captions]
+    rows = len(tops)
+    cols = max(1, min(cols, rows))
+    if cols == 1 or lay.header:
+        return lay
+    end = lay.legend_y if lay.legend_y is not None else lay.height - MARGIN + ROW_GAP
+    bottoms = [*tops[1:], end]
+    heights = [b - t for t, b in zip(tops, bottoms, strict=True)]
+    # the split of the rows into `cols` runs whose tallest is least
+    best = None
+    for cuts in combinations(range(1, rows), cols - 1):
+        bounds = [0, *cuts, rows]
+        tallest = max(sum(heights[a:b]) for a, b in zip(bounds, bounds[1:], strict=False))
+        if best is None or tallest < best[0]:
+            best = (tallest, bounds)
+    bounds = best[1]
+    # each column as wide as what the rows draw (a layout is at least MIN_WIDTH wide,
+    # its narrow grid centred in it): captions, frames, bars and their ticks
+    left = min([g.frame[0] for g in lay.panels] + [cx for cx, _cy, _t in lay.captions])
+    right = max(
+        [g.frame[0] + g.frame[2] for g in lay.panels]
+        + [bar.x + _bar_extent(bar.row) for bar in lay.bars]
+    )
+    step = right - left + PANEL_GAP
+    shift: list[tuple[float, float]] = [(0.0, 0.0)] * rows  # each row's (dx, dy)
+    for c, (a, b) in enumerate(zip(bounds, bounds[1:], strict=False)):
+        y = tops[0]
+        for i in range(a, b):
+            shift[i] = (MARGIN - left + c * step, y - tops[i])
+            y += heights[i]
+
+    def row_of(y: float) -> int:
+        return max(0, sum(1 for t in tops if t <= y + 1e-6) - 1)
+
+    panels = []
+    for g in lay.panels:
+        dx, dy = shift[row_of(g.title_y)]
+        fx, fy, fw, fh = g.frame
+        panels.append(
+            replace(
+                g, x=g.x + dx, y=g.y + dy, title_y=g.title_y + dy, frame=(fx + dx, fy + dy, fw, fh)
+            )
+        )
+    bars = []
+    for bar in lay.bars:
+        dx, dy = shift[row_of(bar.y)]
+        bars.append(replace(bar, x=bar.x + dx, y=bar.y + dy))
+    captions = []
+    for i, (cx, cy, text) in enumerate(lay.captions):
+        dx, dy = shift[i]
+        captions.append((cx + dx, cy + dy, text))
+    content_end = tops[0] + best[0]
+    legend_y = content_end if lay.legend_y is not None else None
+    height = content_end - ROW_GAP + MARGIN
+    if legend_y is not None:
+        height += lay.height - (lay.legend_y - ROW_GAP + MARGIN)  # the legend's own room
+    width = 2 * MARGIN + cols * step - PANEL_GAP
+    return replace(
+        lay, width=width, height=height, panels=panels, bars=bars, captions=captions,
+        legend_y=legend_y,
+    )  # fmt: skip

@@ -192,3 +192,43 @@ def test_a_tall_figure_is_not_shrunk_to_leave_its_tables_larger_than_10_pt(stage
     lay, scale, px, together, _t, _p, _f = plan(load_preset("toy"), stage)
     assert together and px >= 10
     assert scale * LABEL_PX >= 7.0
+
+
+@pytest.mark.parametrize("preset", ["toy", "causal-6x16", "gqa"])
+def test_rows_side_by_side_keep_every_element_apart_and_on_the_figure(preset):
+    """side_by_side sets a tall figure's rows in columns for a page: every panel,
+    caption and colour bar is kept, no two panels' frames overlap, and everything stays
+    on the figure (the blocked-cells legend below it all)."""
+    from mha_gui.export.layout import _bar_extent, side_by_side
+
+    session = load_preset(preset)
+    for stage in STAGES:
+        laid = figure.layout_scene(figure.build_scene(session, stage), vector=True, header=False)
+        for cols in range(1, len(laid.captions) + 1):
+            lay = side_by_side(laid, cols)
+            assert len(lay.panels) == len(laid.panels) and len(lay.bars) == len(laid.bars)
+            assert [t for *_xy, t in lay.captions] == [t for *_xy, t in laid.captions]
+            frames = [g.frame for g in lay.panels]
+            for i, (ax, ay, aw, ah) in enumerate(frames):
+                assert ax >= 0 and ay >= 0
+                assert ax + aw <= lay.width + 1e-6 and ay + ah <= lay.height + 1e-6
+                for bx, by, bw, bh in frames[i + 1 :]:
+                    apart = ax + aw <= bx or bx + bw <= ax or ay + ah <= by or by + bh <= ay
+                    assert apart, (stage.name, cols)
+            for bar in lay.bars:
+                assert bar.x + _bar_extent(bar.row) <= lay.width + 1e-6
+                assert bar.y + bar.h <= lay.height + 1e-6
+            if lay.legend_y is not None:
+                assert lay.legend_y >= max(y + h for _x, y, _w, h in frames)
+
+
+def test_the_toy_projections_set_their_rows_side_by_side_on_the_page():
+    """The toy's projections (Q, K and V rows of two narrow panels) take the page's
+    width in two columns rather than one tall column: labels ~7.8 pt (5.0 before)."""
+    from mha_gui.export.layout import LABEL_PX
+
+    stage = STAGES[1]
+    lay, scale, px, together, _t, _p, _f = plan(load_preset("toy"), stage)
+    xs = {round(x) for x, _y, _t in lay.captions}
+    assert len(xs) == 2  # two columns of rows
+    assert together and px >= 10 and scale * LABEL_PX >= 7.5
