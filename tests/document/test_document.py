@@ -223,47 +223,6 @@ def test_an_owned_session_is_taken_without_a_copy_and_a_bad_one_changes_nothing(
     np.testing.assert_array_equal(doc.matrix("X"), before.params.X)
 
 
-def test_a_large_callers_session_is_copied_while_the_window_keeps_turning(qtbot, monkeypatch):
-    """A caller's session (a model's cached layer) is copied, not shared; a large one on
-    a thread while the event loop turns (n = 2048: ~80 ms of fresh memory that froze the
-    window), and a bad one is refused with nothing changed, as at once."""
-    from PySide6.QtCore import QTimer
-
-    from mha_gui.document import files
-    from mha_gui.engine.layer.presets import random_session
-
-    monkeypatch.setattr(files, "COPY_ON_A_THREAD_NUMBERS", 0)
-    doc = Document()
-    session = random_session(seed=4, tokens=6, d_model=4, heads=2)
-    ticks = []
-    timer = QTimer()
-    timer.timeout.connect(lambda: ticks.append(1))
-    threads = []
-    copy = type(session).copy
-
-    def slow_copy(self, *args, **kwargs):
-        import threading
-        import time
-
-        threads.append(threading.current_thread().name)
-        time.sleep(0.1)  # long enough for the timer below to fire if the loop turns
-        return copy(self, *args, **kwargs)
-
-    monkeypatch.setattr(type(session), "copy", slow_copy)
-    timer.start(5)
-    doc.open_session(session)
-    timer.stop()
-    assert threads == ["mha-gui-load"] and ticks  # copied on a thread, the loop turned
-    assert not np.shares_memory(doc.matrix("X"), session.params.X)
-    np.testing.assert_array_equal(doc.matrix("X"), session.params.X)
-    before = doc.snapshot()
-    bad = random_session(seed=4, tokens=6, d_model=4, heads=2)
-    bad.params.X[0, 0] = np.nan
-    with pytest.raises(ValueError, match=r"X\[0, 0\] is nan"):
-        doc.open_session(bad)
-    np.testing.assert_array_equal(doc.matrix("X"), before.params.X)
-
-
 def test_a_shared_snapshot_keeps_its_numbers_while_the_document_is_edited():
     doc = Document()
     snapshot = doc.shared_snapshot()
