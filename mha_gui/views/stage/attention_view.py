@@ -442,26 +442,37 @@ class AttentionView(QWidget):
         scene.stage, scene.layout = doc.view.stage, grid_layout(self.document.config)
         scene.canvas.setBackground(self.options.palette.background)
         groups = self._groups()
-        scene.geometry = geometry = self._geometry()
-        if geometry.mode == "one-big":
-            scene.thumbs = pg.GraphicsLayout()
-            scene.thumbs.setSpacing(2)
-            scene.canvas.ci.addItem(scene.thumbs, row=0, col=geometry.cols, rowspan=geometry.rows)
         lut = self.options.lut(PLANS[self.stage_name].color)
-        steps = self.build.steps(scene, groups, lut)
         if planned_cells(groups, c, doc.tokens) > CHUNK_CELLS:
             # nothing but the background is painted until every head is in: a half-built
             # grid re-laid out and repainted at each step would cost more than the build
             # (transparent rather than hidden: hidden items would have no size to lay out)
             scene.canvas.ci.setOpacity(0.0)
-            scene.building, scene.adding = steps, True
-            # the first panel in a turn of its own: this one planned the grid and made
-            # the canvas (n = 2048: ~25 ms), and a panel more made it a ~50 ms stall
+            scene.building, scene.adding = self._planned_steps(scene, groups, lut), True
+            # the plan, then each panel, in turns of their own: this one made the canvas
+            # (n = 2048: ~10 ms), and the plan (~11 ms) and a panel more in it made
+            # switching to the projections a 50–65 ms stall
             self._build_later.schedule()
             self.images.sync_mark()
         else:
-            for _ in steps:
+            self._plan(scene)
+            for _ in self.build.steps(scene, groups, lut):
                 pass
+
+    def _plan(self, scene: StageScene) -> None:
+        """The grid of `scene`'s panels for the view's size now (and, one head big, the
+        box of the other heads' thumbnails)."""
+        scene.geometry = geometry = self._geometry()
+        if geometry.mode == "one-big":
+            scene.thumbs = pg.GraphicsLayout()
+            scene.thumbs.setSpacing(2)
+            scene.canvas.ci.addItem(scene.thumbs, row=0, col=geometry.cols, rowspan=geometry.rows)
+
+    def _planned_steps(self, scene: StageScene, groups, lut):
+        """A large stage's build in steps: its plan first, then the panels (StageBuild)."""
+        self._plan(scene)
+        yield None
+        yield from self.build.steps(scene, groups, lut)
 
     def _finish_build(self, scene: StageScene) -> None:
         """Every head is in: labels, pixels, titles, and the room the grid needs."""
