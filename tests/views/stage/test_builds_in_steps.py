@@ -172,3 +172,25 @@ def test_a_build_step_that_would_overrun_its_slice_waits_for_the_next_turn(monke
     assert ran == [0] and scheduled == [1]  # a second 10 ms step would end at 20 ms
     build.run(scene, 0.025)
     assert ran == [0, 1, 2]  # 10 + 10 = 20 ms; a third would end at 30 ms
+
+
+def test_a_large_stage_is_planned_in_the_turn_after_the_switch(qtbot, show_widget, in_steps):
+    """The switch only makes the new canvas; the grid is planned in the next turn and
+    the first panel comes in the one after (n = 2048: canvas, plan and a panel in one
+    turn stalled the projections switch 45–66 ms)."""
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    built(qtbot, view)
+    seen = []
+    run = view.build.run
+
+    def counted(scene, slice_s):
+        run(scene, slice_s)
+        seen.append((scene.geometry is not None, len(scene.panels)))
+
+    view.build.run = counted
+    doc.set_stage(1)
+    assert view.building and view.geometry is None and not view.panels
+    built(qtbot, view)
+    assert seen[:2] == [(True, 0), (True, 1)]
+    assert view.geometry is not None and len(view.panels) == 12
