@@ -35,9 +35,15 @@ from mha_gui.engine.attention.trace import Trace
 from mha_gui.engine.attention.validation import all_finite, all_finite_many
 
 # Multiply-adds of the matrix products above which the pass runs as jobs on every core
-# (n = 64, d_model 768, 12 heads is ~0.15 G). Below, a handful of batched calls cost
-# less than sharing the work out.
-JOBS_ABOVE_FLOPS = 60_000_000
+# (d_model 768, 12 heads: n = 128 ~0.33 G, n = 256 ~0.70 G, n = 384 ~1.13 G, n = 512
+# ~1.61 G). Below, a handful of batched calls on BLAS's own threads cost less: measured
+# after 0.3 s of idle, as the window calls the engine, the jobs' second thread added
+# nothing at n = 128 (two workers 1.62–2.19× the GEMM floor, one worker 1.87–2.23×,
+# the batched calls 1.45–1.59×; float32 1.77–2.15× against 1.48–1.92×) — waking our
+# pool thread and handing it the interpreter lock costs what its share saves, where
+# BLAS's threads wake in C — and n = 256 float32 was 2.32× against 1.54×; from n = 384
+# float64 on the jobs win (1.26× against 1.40×; n = 512 0.85–1.28× against 1.30–1.87×).
+JOBS_ABOVE_FLOPS = 1_000_000_000
 # Above this many bytes of h×n×n scores, the batched path's softmax (used only where BLAS
 # cannot be made single-threaded) goes in row blocks on every core; above
 # STREAM_ABOVE_BYTES in cache-sized blocks.
