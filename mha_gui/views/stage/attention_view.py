@@ -469,15 +469,27 @@ class AttentionView(QWidget):
             scene.canvas.ci.addItem(scene.thumbs, row=0, col=geometry.cols, rowspan=geometry.rows)
 
     def _planned_steps(self, scene: StageScene, groups, lut):
-        """A large stage's build in steps: its plan first, then the panels (StageBuild)."""
+        """A large stage's build in steps: its plan first, then the panels (StageBuild).
+        A layer whose shapes changed since the build began is not planned: its rebuild
+        is due (and waits for its trace), and a plan of the new shapes would not match
+        the groups of the old."""
+        if grid_layout(self.document.config) != scene.layout:
+            return
         self._plan(scene)
         yield None
         yield from self.build.steps(scene, groups, lut)
 
     def _finish_build(self, scene: StageScene) -> None:
-        """Every head is in: labels, pixels, titles, and the room the grid needs."""
+        """Every head is in: labels, pixels, titles, and the room the grid needs — unless
+        a layer of other shapes came while a large stage was built over turns (its trace
+        still on the worker): its rebuild is due and draws it, and labelling or filling
+        the old panels from it raised (a head the new layer no longer has)."""
+        if grid_layout(self.document.config) != scene.layout:
+            return
         self._relabel()
         self._update_all()
+        if scene.closed:
+            return  # reading the trace waited for the worker, whose report rebuilt it
         self.headings.update()
         fit_canvas(scene)
         self._fit_later.schedule()

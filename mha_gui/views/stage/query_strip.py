@@ -298,7 +298,12 @@ class QueryStrip(QWidget):
         if options.show_values != shown_values:  # switched while the strip was built
             self._show_values(options.show_values)
         ci.setOpacity(1.0)
-        self._refresh_all()
+        if self.document.computing or self._shapes() != self._built_for:
+            # the layer changed while the strip was built: the trace shown is not yet
+            # the config's; the refresh (or the rebuild) waits for the new trace
+            self._schedule("rebuild" if self._shapes() != self._built_for else "refresh")
+        else:
+            self._refresh_all()
 
     def _title(self, ci, col: int) -> TitleLabel:
         """A panel's title that keeps the largest size its texts needed: following

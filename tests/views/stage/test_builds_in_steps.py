@@ -194,3 +194,39 @@ def test_a_large_stage_is_planned_in_the_turn_after_the_switch(qtbot, show_widge
     built(qtbot, view)
     assert seen[:2] == [(True, 0), (True, 1)]
     assert view.geometry is not None and len(view.panels) == 12
+
+
+@pytest.mark.parametrize("panels_in", [0, 2], ids=["before its plan", "mid-build"])
+def test_a_stage_whose_layer_changes_while_it_is_built_ends_built_for_the_new_layer(
+    qtbot, show_widget, monkeypatch, in_steps, panels_in
+):
+    """A new layer (fewer heads) opened while a large stage is built, its trace computed
+    on the worker: before the plan (the turn after the switch) the old stage's heads are
+    not planned for the new layer, and mid-build the old panels are not labelled from
+    it — the rebuild that waits for the new trace draws it."""
+    import time
+
+    from mha_gui.document import recompute
+    from mha_gui.engine.attention.incremental import IncrementalTrace
+
+    monkeypatch.setattr(recompute, "ASYNC_CELLS", 0)  # every layer computed on the worker
+    refresh = IncrementalTrace.refresh
+
+    def slow_refresh(self):  # as long as an n = 2048 layer's, for the build to go on
+        time.sleep(0.3)
+        return refresh(self)
+
+    monkeypatch.setattr(IncrementalTrace, "refresh", slow_refresh)
+    doc = Document(session())
+    view = show_widget(AttentionView(doc), *SIZE)
+    qtbot.waitUntil(lambda: not doc.busy and not view.building, timeout=10_000)
+    built(qtbot, view)
+    doc.set_stage(1)  # planned in the next turn, then a panel per turn
+    qtbot.waitUntil(lambda: len(view.scene.panels) >= panels_in, timeout=5_000)
+    fewer = random_session(seed=12, tokens=5, d_model=8, heads=2)  # 4 → 2 heads
+    fewer.view.stage = 1
+    doc.open_session(fewer)
+    qtbot.waitUntil(lambda: not doc.busy and view.settled, timeout=10_000)
+    built(qtbot, view)
+    assert set(view.panels) == set(panel_keys(1, doc.config))
+    np.testing.assert_array_equal(view.panels[("Q", 1)].matrix, doc.trace().q[1])

@@ -283,3 +283,26 @@ def test_a_large_strip_is_built_a_panel_per_turn_and_ends_as_a_one_go_build(
     np.testing.assert_array_equal(strip.panels["heads"].matrix, t.weights[:, 0, :])
     assert set(strip.panels) == {"q", "s", "a", "z", "heads"}
     assert image == reference
+
+
+def test_a_strip_built_in_steps_follows_a_layer_changed_meanwhile(qtbot, show_widget, monkeypatch):
+    """The layer's shapes change while a large strip is still being built (a new session
+    opened mid-build): the build's end does not fill the old panels from the new layer,
+    and the strip settles on panels of the new shapes."""
+    from mha_gui.document import recompute
+    from mha_gui.engine.layer.presets import random_session
+    from mha_gui.views.stage import query_strip as strip_module
+
+    monkeypatch.setattr(strip_module, "STEP_CELLS", 0)
+    monkeypatch.setattr(recompute, "ASYNC_CELLS", 0)  # every layer computed on the worker
+    strip = show_widget(QueryStrip(Document()), 1200, 220)
+    doc = strip.document
+    qtbot.waitUntil(lambda: strip.settled and not doc.busy, timeout=10_000)
+    doc.open_session(random_session(seed=5, tokens=7, d_model=8, heads=4))
+    qtbot.waitUntil(lambda: strip.building, timeout=5_000)
+    qtbot.wait(1)  # a step or two of the build
+    doc.open_session(random_session(seed=6, tokens=5, d_model=8, heads=2))
+    qtbot.waitUntil(lambda: strip.settled and not doc.busy, timeout=10_000)
+    t = doc.trace()
+    assert strip.panels["heads"].matrix.shape == (2, 5)
+    np.testing.assert_array_equal(strip.panels["heads"].matrix, t.weights[:, 0, :])
