@@ -74,7 +74,8 @@ class StageBuild:
         longest = 0.0
         for step in scene.building:
             if scene.closed:
-                return  # dropped by what a step did (nothing does yet)
+                return  # dropped by what a step did (the finish waited for a trace
+                # the worker was writing, and its report rebuilt the stage)
             now = time.perf_counter()
             longest, last = max(longest, now - last), now
             spent = now - start
