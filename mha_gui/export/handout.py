@@ -190,10 +190,9 @@ FIGURE_WIDTHS = (1600.0, 1200.0, 960.0, 760.0)
 
 def figure_plan(scene, mats, y: float, decimals: int, kind: str):
     """(layout, figure scale, table text size, whether the tables share the page) of the
-    figure width (and its rows in one column or side by side) that prints the page's
-    smallest text largest: the figure's labels
-    (LABEL_PX × scale) or the tables' text, whichever is smaller; tables on the
-    figure's page first (then the larger figure)."""
+    figure width, its rows in one column or side by side, that prints the page's
+    smallest text largest: the figure's labels (LABEL_PX × scale) or the tables' text,
+    whichever is smaller; tables on the figure's page first (then the larger figure)."""
     best, best_key = None, None
     for width in FIGURE_WIDTHS:
         laid = figure.layout_scene(scene, vector=True, header=False, max_width=width)
@@ -209,10 +208,11 @@ def figure_plan(scene, mats, y: float, decimals: int, kind: str):
 
 def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, float, bool]:
     """(figure scale, table text size, whether the tables share the figure's page) that
-    fill the page below `y`: the largest table text at which every table fits with the
-    figure keeping FIGURE_MIN_SHARE of the page (or its full width), the figure then
-    taking all the room the tables leave. When the tables cannot fit so, the figure takes
-    the page and the tables follow on pages of their own."""
+    fill the page below `y`: of the table sizes at which every table fits with the figure
+    keeping FIGURE_MIN_SHARE of the page (or its full width), the one — TABLE_READ_PX or
+    more where it can be — that prints the smaller of the tables' text and the figure's
+    labels largest, the figure then taking all the room the tables leave. When the tables
+    cannot fit so, the figure takes the page and they follow on pages of their own."""
     inner = PAGE_W - 2 * MARGIN
     widest = inner / lay.width
     least = min(widest, PAGE_H * FIGURE_MIN_SHARE / lay.height)
