@@ -194,32 +194,45 @@ def figure_plan(scene, mats, y: float, decimals: int, kind: str):
     smallest text largest: the figure's labels (LABEL_PX × scale) or the tables' text,
     whichever is smaller; tables on the figure's page first (then the larger figure)."""
     best, best_key = None, None
+    heights = table_heights(mats, decimals, kind)  # the same for every figure tried
     for width in FIGURE_WIDTHS:
         laid = figure.layout_scene(scene, vector=True, header=False, max_width=width)
         # a tall figure's rows also side by side (the projections' Q, K and V)
         for cols in range(1, len(scene.rows) + 1):
             lay = side_by_side(laid, cols)
-            s, px, together = _page_plan(lay, mats, y, decimals, kind)
+            s, px, together = _page_plan(lay, mats, y, decimals, kind, heights)
             key = (together, round(min(s * LABEL_PX, px if mats else math.inf), 2), s)
             if best_key is None or key > best_key:
                 best, best_key = (lay, s, px, together), key
     return best
 
 
-def _page_plan(lay, mats, y: float, decimals: int, kind: str) -> tuple[float, float, bool]:
+def table_heights(mats, decimals: int, kind: str) -> list[tuple[float, float]]:
+    """(text size, height) of the page's tables printed at each of TABLE_PX, largest
+    first: measured once for all the figure layouts a page plan tries."""
+    figure.ensure_app()  # text is measured with Qt's fonts
+    fmt = table_format([m[1] for m in mats], decimals, kind)
+    return [
+        (px, _tables(None, _pieces(mats, fmt, px), 0.0, None, fmt, px, measure=True)[0])
+        for px in TABLE_PX
+    ]
+
+
+def _page_plan(
+    lay, mats, y: float, decimals: int, kind: str, heights=None
+) -> tuple[float, float, bool]:
     """(figure scale, table text size, whether the tables share the figure's page) that
     fill the page below `y`: of the table sizes at which every table fits with the figure
     keeping FIGURE_MIN_SHARE of the page (or its full width), the one — TABLE_READ_PX or
     more where it can be — that prints the smaller of the tables' text and the figure's
     labels largest, the figure then taking all the room the tables leave. When the tables
-    cannot fit so, the figure takes the page and they follow on pages of their own."""
+    cannot fit so, the figure takes the page and they follow on pages of their own.
+    `heights`: the tables' `table_heights`, when the caller has them."""
     inner = PAGE_W - 2 * MARGIN
     widest = inner / lay.width
     least = min(widest, PAGE_H * FIGURE_MIN_SHARE / lay.height)
-    fmt = table_format([m[1] for m in mats], decimals, kind)
     best = None
-    for px in TABLE_PX:
-        tables = _tables(None, _pieces(mats, fmt, px), 0.0, None, fmt, px, measure=True)[0]
+    for px, tables in heights or table_heights(mats, decimals, kind):
         room = BOTTOM - y - 14 - tables
         s = min(widest, room / lay.height)
         if s < least * 0.999:

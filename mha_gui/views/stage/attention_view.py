@@ -389,7 +389,7 @@ class AttentionView(QWidget):
         """New shapes or config: a new layout is a rebuild; a switch that changes numbers
         only (causal mask, biases, scale, a head switched off) is drawn by the recompute
         that follows, on the panels shown; the kept stages are dropped."""
-        if grid_layout(self.document.config) != self.scene.layout:
+        if self._layer_changed(self.scene):
             self._schedule_rebuild()
             return
         while self.scenes.kept:
@@ -468,12 +468,17 @@ class AttentionView(QWidget):
             scene.thumbs.setSpacing(2)
             scene.canvas.ci.addItem(scene.thumbs, row=0, col=geometry.cols, rowspan=geometry.rows)
 
+    def _layer_changed(self, scene: StageScene) -> bool:
+        """Is the layer's grid (shapes, heads) another than `scene` was built for? Its
+        rebuild is then due."""
+        return grid_layout(self.document.config) != scene.layout
+
     def _planned_steps(self, scene: StageScene, groups, lut):
         """A large stage's build in steps: its plan first, then the panels (StageBuild).
         A layer whose shapes changed since the build began is not planned: its rebuild
         is due (and waits for its trace), and a plan of the new shapes would not match
         the groups of the old."""
-        if grid_layout(self.document.config) != scene.layout:
+        if self._layer_changed(scene):
             return
         self._plan(scene)
         yield None
@@ -484,7 +489,7 @@ class AttentionView(QWidget):
         a layer of other shapes came while a large stage was built over turns (its trace
         still on the worker): its rebuild is due and draws it, and labelling or filling
         the old panels from it raised (a head the new layer no longer has)."""
-        if grid_layout(self.document.config) != scene.layout:
+        if self._layer_changed(scene):
             return
         self._relabel()
         self._update_all()

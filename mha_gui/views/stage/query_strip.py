@@ -298,10 +298,11 @@ class QueryStrip(QWidget):
         if options.show_values != shown_values:  # switched while the strip was built
             self._show_values(options.show_values)
         ci.setOpacity(1.0)
-        if self.document.computing or self._shapes() != self._built_for:
+        reshaped = self._shapes() != self._built_for
+        if reshaped or self.document.computing:
             # the layer changed while the strip was built: the trace shown is not yet
             # the config's; the refresh (or the rebuild) waits for the new trace
-            self._schedule("rebuild" if self._shapes() != self._built_for else "refresh")
+            self._schedule("rebuild" if reshaped else "refresh")
         else:
             self._refresh_all()
 
