@@ -244,6 +244,19 @@ def test_an_edit_during_an_image_preparation_is_recomputed_on_the_worker_and_sig
         return refresh(engine)
 
     monkeypatch.setattr(incremental.IncrementalTrace, "refresh", watched)
+    # each preparation takes a moment, as a large layer's does: a 6-token layer's was
+    # done — its report handled in the same turn as traceChanged — before the check
+    # below on a busy machine
+    run_off_thread = recompute_module.Recompute.run_off_thread
+
+    def slow_preparation(self, work, done):
+        def slow_work():
+            threading.Event().wait(0.05)
+            return work()
+
+        run_off_thread(self, slow_work, done)
+
+    monkeypatch.setattr(recompute_module.Recompute, "run_off_thread", slow_preparation)
     for k in range(4):
         with qtbot.waitSignal(doc.traceChanged, timeout=5_000):
             doc.set_value("X", (1, 1), 0.1 * k + 0.05)
